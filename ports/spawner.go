@@ -1,0 +1,68 @@
+// Package ports holds the interfaces the core needs from the outside world and
+// the plain data types that cross them. Nothing else lives here.
+package ports
+
+import (
+	"context"
+	"errors"
+	"io"
+	"syscall"
+
+	"github.com/shellgate/shellgate/domain/terminal"
+)
+
+// ErrNoProcess is returned by Process.Signal when the process has no pid to
+// signal (it never started). Signalling group 0 would hit the daemon itself.
+var ErrNoProcess = errors.New("the process has no pid to signal")
+
+// SpawnSpec says what to start and how. Program and Args are the exact argv;
+// quoting a caller's command into a shell line is the terminal host's job.
+type SpawnSpec struct {
+	// Program is the executable (a path, or a name resolved through PATH).
+	Program string
+	// Args are the arguments after the program name.
+	Args []string
+	// Dir is the working directory; empty means the daemon's own.
+	Dir string
+	// Env is the complete environment of the child.
+	Env []string
+	// PTY asks for a pseudoterminal instead of pipes.
+	PTY bool
+	// Cols and Rows are the initial window size (used under a pty).
+	Cols, Rows uint16
+}
+
+// Spawner starts processes. Every implementation passes the contract suite in
+// adapters/spawner/contract.
+type Spawner interface {
+	// Spawn starts the process. An error means nothing is running: no pid, no
+	// output, nothing to wait for.
+	Spawn(ctx context.Context, spec SpawnSpec) (Process, error)
+}
+
+// Process is one running child and its whole process group.
+type Process interface {
+	// Read returns merged output (stdout and stderr on pipes; the terminal on
+	// a pty). It returns io.EOF once all output has drained, which may be
+	// later than the process's own exit when a background job holds the pipe.
+	io.Reader
+	// Write sends bytes to the child's standard input (or the pty).
+	io.Writer
+	// CloseInput closes the child's standard input.
+	CloseInput() error
+	// Resize changes the window size. On pipes it records nothing and succeeds.
+	Resize(cols, rows uint16) error
+	// Signal sends sig to the child's whole process group.
+	Signal(sig syscall.Signal) error
+	// Wait blocks until the process has exited and returns its status. It is
+	// safe to call more than once and from several goroutines.
+	Wait() terminal.ExitStatus
+	// Pid is the child's pid (and its process group id); 0 if it has none.
+	Pid() int
+	// IsPTY reports whether the process runs under a pseudoterminal.
+	IsPTY() bool
+	// Close releases the process's descriptors. Call after Read returned EOF
+	// or the process was killed; it does not signal anything.
+	Close() error
+}
+

@@ -1,0 +1,55 @@
+package ports
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrConnClosed is returned by Conn.Read and Conn.Write once the connection
+// has closed, from either side.
+var ErrConnClosed = errors.New("connection closed")
+
+// CloseCode says why a message connection was closed (WebSocket close codes,
+// which other transports map as best they can).
+type CloseCode int
+
+// Close codes the core uses.
+const (
+	CloseNormal        CloseCode = 1000
+	CloseGoingAway     CloseCode = 1001 // the daemon is stopping
+	ClosePolicy        CloseCode = 1008 // refused: a slow client, a failed handshake
+	CloseMessageTooBig CloseCode = 1009
+	CloseInternal      CloseCode = 1011
+)
+
+// Peer is what a connection presented when it arrived.
+type Peer struct {
+	// Token is the bearer token presented at connect time, if any. It must
+	// never be logged.
+	Token string
+	// RemoteAddr is the peer's address, for logs.
+	RemoteAddr string
+	// Origin is the browser's Origin header, if any.
+	Origin string
+}
+
+// Conn is one message connection: whole messages in order, both ways.
+type Conn interface {
+	// Read returns the next whole message.
+	Read(ctx context.Context) ([]byte, error)
+	// Write sends one whole message.
+	Write(ctx context.Context, msg []byte) error
+	// Close ends the connection with a code and a reason the peer can read.
+	Close(code CloseCode, reason string) error
+	// Peer describes who connected.
+	Peer() Peer
+}
+
+// Listener hands over connections as they arrive.
+type Listener interface {
+	// Accept returns the next connection, or an error once the listener or ctx
+	// is closed.
+	Accept(ctx context.Context) (Conn, error)
+	// Close stops accepting.
+	Close() error
+}
