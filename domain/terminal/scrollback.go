@@ -48,6 +48,10 @@ func (g *segment) text() string { return string(g.buf[g.start:]) }
 // dropFront removes the first n characters of the segment.
 func (g *segment) dropFront(n int) {
 	for i := 0; i < n && g.start < len(g.buf); i++ {
+		if g.buf[g.start] < utf8.RuneSelf {
+			g.start++
+			continue
+		}
 		_, size := utf8.DecodeRune(g.buf[g.start:])
 		g.start += size
 	}

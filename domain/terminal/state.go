@@ -14,7 +14,7 @@ type LifecycleStatus string
 // Lifecycle statuses.
 const (
 	StatusRunning LifecycleStatus = "running"
-	StatusExited LifecycleStatus = "exited"
+	StatusExited  LifecycleStatus = "exited"
 )
 
 // Lifecycle is whether the process is still there, and its code once gone.
