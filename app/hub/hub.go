@@ -1,0 +1,223 @@
+// Package hub fans actions out to subscribers. Every action on every channel
+// gets the next number of one host-wide sequence; a subscriber's snapshot and
+// its live stream are joined under the hub's lock, so nothing is lost or
+// doubled between them; each subscriber has its own bounded queue, and one
+// that falls behind is dropped with a reason instead of stalling anyone.
+package hub
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/shellgate/shellgate/domain/terminal"
+)
+
+// ErrNoChannel is returned when subscribing to a channel that is not open.
+var ErrNoChannel = errors.New("no such channel")
+
+// ErrUnsubscribed ends a subscriber that was removed on purpose.
+var ErrUnsubscribed = errors.New("unsubscribed")
+
+// Origin names the client dispatch an envelope answers.
+type Origin struct {
+	ClientID  string
+	ClientSeq int64
+}
+
+// Event is one envelope on its way to subscribers.
+type Event struct {
+	Channel string
+	Seq     uint64
+	Action  terminal.Action
+	Origin  *Origin
+	// Rejection is set on a refused dispatch's echo.
+	Rejection string
+	// Audience, when set, is the only client id the event is for (the echo
+	// of typed input goes back to its sender alone).
+	Audience string
+}
+
+// Options bound the hub's memory.
+type Options struct {
+	// ReplayEvents and ReplayBytes bound the replay ring.
+	ReplayEvents int
+	ReplayBytes  int
+}
+
+// Defaults for Options.
+const (
+	DefaultReplayEvents = 4096
+	DefaultReplayBytes  = 8 << 20
+	// DefaultQueueBytes bounds one subscriber's queue.
+	DefaultQueueBytes = 8 << 20
+)
+
+// Hub owns the sequence, the channels and their subscribers. Its lock also
+// guards whatever state the callers change inside Update, so a state change
+// and the envelope announcing it are one atomic step.
+type Hub struct {
+	mu       sync.Mutex
+	seq      uint64
+	channels map[string]map[*Subscriber]struct{}
+	ring     ring
+}
+
+// New returns an empty hub.
+func New(o Options) *Hub {
+	if o.ReplayEvents <= 0 {
+		o.ReplayEvents = DefaultReplayEvents
+	}
+	if o.ReplayBytes <= 0 {
+		o.ReplayBytes = DefaultReplayBytes
+	}
+	return &Hub{
+		channels: make(map[string]map[*Subscriber]struct{}),
+		ring:     ring{maxEvents: o.ReplayEvents, maxBytes: o.ReplayBytes},
+	}
+}
+
+// Tx is the view of the hub inside Update; it is valid only during the call.
+type Tx struct{ h *Hub }
+
+// Update runs fn under the hub's lock. fn must not block or do I/O.
+func (h *Hub) Update(fn func(tx Tx)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fn(Tx{h})
+}
+
+// Seq is the current sequence number: the last one handed out.
+func (tx Tx) Seq() uint64 { return tx.h.seq }
+
+// Open makes a channel subscribable; it reports false if it already was.
+func (tx Tx) Open(channel string) bool {
+	if _, ok := tx.h.channels[channel]; ok {
+		return false
+	}
+	tx.h.channels[channel] = make(map[*Subscriber]struct{})
+	return true
+}
+
+// IsOpen reports whether the channel exists.
+func (tx Tx) IsOpen(channel string) bool {
+	_, ok := tx.h.channels[channel]
+	return ok
+}
+
+// Close removes a channel; its subscribers simply stop receiving it.
+func (tx Tx) Close(channel string) {
+	for s := range tx.h.channels[channel] {
+		delete(s.channels, channel)
+	}
+	delete(tx.h.channels, channel)
+}
+
+// Publish stamps the next sequence number on an action and queues it for
+// every subscriber of the channel (or only those of audience, when set). It
+// is kept in the replay ring.
+func (tx Tx) Publish(channel string, a terminal.Action, origin *Origin, audience string) uint64 {
+	h := tx.h
+	h.seq++
+	ev := Event{Channel: channel, Seq: h.seq, Action: a, Origin: origin, Audience: audience}
+	h.ring.push(ev)
+	for s := range h.channels[channel] {
+		if audience == "" || s.clientID == audience {
+			h.enqueue(s, ev)
+		}
+	}
+	return h.seq
+}
+
+// Reject queues a refused dispatch's echo for one subscriber only. It
+// carries the current sequence number (it does not advance it) and is never
+// replayed.
+func (tx Tx) Reject(s *Subscriber, channel string, a terminal.Action, origin *Origin, reason string) {
+	tx.h.enqueue(s, Event{Channel: channel, Seq: tx.h.seq, Action: a, Origin: origin, Rejection: reason})
+}
+
+// Subscribe adds s to the channel and returns the snapshot taken in the same
+// step, with the sequence number it reflects: every later event for the
+// channel has a greater one.
+func (h *Hub) Subscribe(s *Subscriber, channel string, snapshot func() any) (any, uint64, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	subs, ok := h.channels[channel]
+	if !ok {
+		return nil, 0, fmt.Errorf("%w: %s", ErrNoChannel, channel)
+	}
+	snap := snapshot()
+	if s.Err() == nil {
+		subs[s] = struct{}{}
+		s.channels[channel] = struct{}{}
+	}
+	return snap, h.seq, nil
+}
+
+// Unsubscribe removes s from one channel.
+func (h *Hub) Unsubscribe(s *Subscriber, channel string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.channels[channel], s)
+	delete(s.channels, channel)
+}
+
+// Remove takes s off every channel and ends it with ErrUnsubscribed.
+func (h *Hub) Remove(s *Subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.drop(s, ErrUnsubscribed)
+}
+
+// Since returns the events after seq that clientID would have received on the
+// given channels, or false when the ring no longer reaches back that far.
+func (h *Hub) Since(seq uint64, clientID string, channels map[string]bool) ([]Event, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ring.since(seq, h.seq, func(ev Event) bool {
+		return channels[ev.Channel] && (ev.Audience == "" || ev.Audience == clientID)
+	})
+}
+
+// Resume subscribes s to channels and returns, in the same step, the events
+// after seq it missed on them; false when the ring no longer reaches back so
+// far (s is then subscribed to nothing). Channels that are gone are returned
+// as missing.
+func (h *Hub) Resume(s *Subscriber, seq uint64, channels []string) (events []Event, missing []string, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	want := make(map[string]bool, len(channels))
+	for _, c := range channels {
+		if _, open := h.channels[c]; open {
+			want[c] = true
+		} else {
+			missing = append(missing, c)
+		}
+	}
+	events, ok = h.ring.since(seq, h.seq, func(ev Event) bool {
+		return want[ev.Channel] && (ev.Audience == "" || ev.Audience == s.clientID)
+	})
+	if !ok {
+		return nil, nil, false
+	}
+	for c := range want {
+		h.channels[c][s] = struct{}{}
+		s.channels[c] = struct{}{}
+	}
+	return events, missing, true
+}
+
+func (h *Hub) enqueue(s *Subscriber, ev Event) {
+	if err := s.push(ev); err != nil {
+		h.drop(s, err)
+	}
+}
+
+// drop removes s from every channel; the caller holds h.mu.
+func (h *Hub) drop(s *Subscriber, cause error) {
+	for c := range s.channels {
+		delete(h.channels[c], s)
+	}
+	clear(s.channels)
+	s.end(cause)
+}

@@ -1,0 +1,182 @@
+package hub_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/shellgate/shellgate/app/hub"
+	"github.com/shellgate/shellgate/domain/terminal"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// drain reads events until n have arrived.
+func drain(t *testing.T, s *hub.Subscriber, n int) []hub.Event {
+	var got []hub.Event
+	for len(got) < n {
+		batch, err := s.Next(ctx(t))
+		require.NoError(t, err)
+		got = append(got, batch...)
+	}
+	return got
+}
+
+func TestSnapshotAndLiveStreamJoinWithNothingLostOrDoubled(t *testing.T) {
+	h := hub.New(hub.Options{})
+	state := terminal.New(terminal.Options{Title: "t"})
+	h.Update(func(tx hub.Tx) { tx.Open("T") })
+
+	const chunks = 2000
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < chunks; i++ {
+			h.Update(func(tx hub.Tx) {
+				a := terminal.Data{Data: string(rune('a' + i%26))}
+				state.Apply(a)
+				tx.Publish("T", a, nil, "")
+			})
+		}
+	}()
+	// Subscribe while output is flowing: snapshot text + live text must be
+	// exactly the whole stream.
+	s := hub.NewSubscriber("c1", 0)
+	snap, fromSeq, err := h.Subscribe(s, "T", func() any { return state.Snapshot() })
+	require.NoError(t, err)
+	wg.Wait()
+	text := terminal.Text(snap.(terminal.Snapshot).Content)
+	seen := len(text)
+	var live strings.Builder
+	for _, ev := range drain(t, s, chunks-seen) {
+		require.Greater(t, ev.Seq, fromSeq)
+		live.WriteString(ev.Action.(terminal.Data).Data)
+	}
+	var want strings.Builder
+	for i := 0; i < chunks; i++ {
+		want.WriteRune(rune('a' + i%26))
+	}
+	require.Equal(t, want.String(), text+live.String())
+	h.Remove(s)
+}
+
+func TestSlowSubscriberIsDroppedAndOthersKeepReceiving(t *testing.T) {
+	h := hub.New(hub.Options{})
+	h.Update(func(tx hub.Tx) { tx.Open("T") })
+	slow := hub.NewSubscriber("slow", 4096)
+	fast := hub.NewSubscriber("fast", 0)
+	for _, s := range []*hub.Subscriber{slow, fast} {
+		_, _, err := h.Subscribe(s, "T", func() any { return nil })
+		require.NoError(t, err)
+	}
+	chunk := strings.Repeat("x", 1000)
+	for i := 0; i < 20; i++ {
+		h.Update(func(tx hub.Tx) { tx.Publish("T", terminal.Data{Data: chunk}, nil, "") })
+		got := drain(t, fast, 1)
+		require.Len(t, got, 1)
+	}
+	<-slow.Done()
+	var slowErr *hub.SlowError
+	require.ErrorAs(t, slow.Err(), &slowErr)
+	require.Contains(t, slow.Err().Error(), "reconnect")
+	_, err := slow.Next(ctx(t))
+	require.ErrorAs(t, err, &slowErr)
+	h.Remove(fast)
+}
+
+func TestRejectionGoesToOneSubscriberWithoutAdvancingTheSequence(t *testing.T) {
+	h := hub.New(hub.Options{})
+	h.Update(func(tx hub.Tx) { tx.Open("T") })
+	a, b := hub.NewSubscriber("a", 0), hub.NewSubscriber("b", 0)
+	for _, s := range []*hub.Subscriber{a, b} {
+		_, _, err := h.Subscribe(s, "T", func() any { return nil })
+		require.NoError(t, err)
+	}
+	var before uint64
+	h.Update(func(tx hub.Tx) {
+		before = tx.Publish("T", terminal.Data{Data: "x"}, nil, "")
+		tx.Reject(a, "T", terminal.Input{Data: "ls"}, &hub.Origin{ClientID: "a", ClientSeq: 1}, "no")
+		require.Equal(t, before, tx.Seq())
+	})
+	got := drain(t, a, 2)
+	require.Equal(t, "no", got[1].Rejection)
+	require.Equal(t, before, got[1].Seq)
+	require.Len(t, drain(t, b, 1), 1)
+	events, ok := h.Since(0, "a", map[string]bool{"T": true})
+	require.True(t, ok)
+	require.Len(t, events, 1, "rejections are never replayed")
+}
+
+func TestAudienceLimitsDeliveryAndReplay(t *testing.T) {
+	h := hub.New(hub.Options{})
+	h.Update(func(tx hub.Tx) { tx.Open("T") })
+	a, b := hub.NewSubscriber("a", 0), hub.NewSubscriber("b", 0)
+	for _, s := range []*hub.Subscriber{a, b} {
+		_, _, err := h.Subscribe(s, "T", func() any { return nil })
+		require.NoError(t, err)
+	}
+	h.Update(func(tx hub.Tx) {
+		tx.Publish("T", terminal.Input{Data: "secret"}, &hub.Origin{ClientID: "a", ClientSeq: 1}, "a")
+		tx.Publish("T", terminal.Data{Data: "out"}, nil, "")
+	})
+	require.Len(t, drain(t, a, 2), 2)
+	got := drain(t, b, 1)
+	require.Equal(t, terminal.Data{Data: "out"}, got[0].Action)
+	evB, ok := h.Since(0, "b", map[string]bool{"T": true})
+	require.True(t, ok)
+	require.Len(t, evB, 1)
+	h.Remove(a)
+	h.Remove(b)
+}
+
+func TestResumeReplaysFromTheRingOrReportsTheGap(t *testing.T) {
+	h := hub.New(hub.Options{ReplayEvents: 3})
+	h.Update(func(tx hub.Tx) {
+		tx.Open("T")
+		tx.Open("U")
+		for i := 0; i < 5; i++ {
+			tx.Publish("T", terminal.Data{Data: "x"}, nil, "")
+		}
+		tx.Close("U")
+	})
+	s := hub.NewSubscriber("c", 0)
+	_, _, ok := h.Resume(s, 1, []string{"T"})
+	require.False(t, ok, "events 2 and 3 are gone")
+
+	events, missing, ok := h.Resume(s, 3, []string{"T", "U"})
+	require.True(t, ok)
+	require.Equal(t, []string{"U"}, missing)
+	require.Len(t, events, 2)
+	require.Equal(t, uint64(4), events[0].Seq)
+
+	h.Update(func(tx hub.Tx) { tx.Publish("T", terminal.Data{Data: "live"}, nil, "") })
+	got := drain(t, s, 1)
+	require.Equal(t, uint64(6), got[0].Seq)
+	h.Remove(s)
+}
+
+func TestSubscribeToAMissingChannelFails(t *testing.T) {
+	h := hub.New(hub.Options{})
+	_, _, err := h.Subscribe(hub.NewSubscriber("c", 0), "nope", func() any { return nil })
+	require.ErrorIs(t, err, hub.ErrNoChannel)
+}
+
+func TestNextReturnsWhenContextEnds(t *testing.T) {
+	s := hub.NewSubscriber("c", 0)
+	c, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := s.Next(c)
+	require.ErrorIs(t, err, context.Canceled)
+}
