@@ -65,4 +65,3 @@ type Process interface {
 	// or the process was killed; it does not signal anything.
 	Close() error
 }
-

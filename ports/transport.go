@@ -3,11 +3,16 @@ package ports
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // ErrConnClosed is returned by Conn.Read and Conn.Write once the connection
 // has closed, from either side.
 var ErrConnClosed = errors.New("connection closed")
+
+// ErrListenerClosed is returned by Listener.Accept once the listener is
+// closed, so an accept loop can tell a clean stop from a failure.
+var ErrListenerClosed = errors.New("listener closed")
 
 // CloseCode says why a message connection was closed (WebSocket close codes,
 // which other transports map as best they can).
@@ -20,7 +25,27 @@ const (
 	ClosePolicy        CloseCode = 1008 // refused: a slow client, a failed handshake
 	CloseMessageTooBig CloseCode = 1009
 	CloseInternal      CloseCode = 1011
+
+	// CloseAbnormal is never sent: it is reported locally when a connection
+	// ended without a close frame (dropped, timed out, abandoned).
+	CloseAbnormal CloseCode = 1006
 )
+
+// CloseError is how a closed connection reports why it closed: the code and
+// reason sent by whichever side closed first. It matches ErrConnClosed with
+// errors.Is, so callers that do not care about the code need not unpack it.
+type CloseError struct {
+	Code   CloseCode
+	Reason string
+}
+
+// Error describes the close for logs.
+func (e *CloseError) Error() string {
+	return fmt.Sprintf("connection closed: code %d, reason %q", int(e.Code), e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrConnClosed) hold for every close.
+func (e *CloseError) Unwrap() error { return ErrConnClosed }
 
 // Peer is what a connection presented when it arrived.
 type Peer struct {

@@ -36,6 +36,9 @@ type Event struct {
 	// Audience, when set, is the only client id the event is for (the echo
 	// of typed input goes back to its sender alone).
 	Audience string
+	// Reply, when set instead of an Action, is a connection's own message
+	// (an answer to a request) queued in order with the events around it.
+	Reply any
 }
 
 // Options bound the hub's memory.
@@ -134,6 +137,34 @@ func (tx Tx) Publish(channel string, a terminal.Action, origin *Origin, audience
 // replayed.
 func (tx Tx) Reject(s *Subscriber, channel string, a terminal.Action, origin *Origin, reason string) {
 	tx.h.enqueue(s, Event{Channel: channel, Seq: tx.h.seq, Action: a, Origin: origin, Rejection: reason})
+}
+
+// Subscribe adds s to an open channel inside an Update; it reports false
+// when the channel is not open or s has ended.
+func (tx Tx) Subscribe(s *Subscriber, channel string) bool {
+	subs, ok := tx.h.channels[channel]
+	if !ok || s.Err() != nil {
+		return false
+	}
+	subs[s] = struct{}{}
+	s.channels[channel] = struct{}{}
+	return true
+}
+
+// Resume returns, inside an Update, the events after seq that s missed on
+// channels, or false when the ring no longer reaches back that far.
+func (tx Tx) Resume(s *Subscriber, seq uint64, channels map[string]bool) ([]Event, bool) {
+	return tx.h.ring.since(seq, tx.h.seq, func(ev Event) bool {
+		return channels[ev.Channel] && (ev.Audience == "" || ev.Audience == s.clientID)
+	})
+}
+
+// SetClientID names who s delivers to (known once a connection introduces
+// itself).
+func (h *Hub) SetClientID(s *Subscriber, id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.clientID = id
 }
 
 // Subscribe adds s to the channel and returns the snapshot taken in the same

@@ -79,6 +79,17 @@ func (s *Subscriber) end(cause error) {
 	close(s.closed)
 }
 
+// Reply queues a connection's own message behind everything already queued.
+// It reports false when the subscriber has ended or its bound is exceeded
+// (it then ends with SlowError).
+func (s *Subscriber) Reply(v any) bool {
+	if err := s.push(Event{Reply: v}); err != nil {
+		s.end(err)
+		return false
+	}
+	return s.Err() == nil
+}
+
 // Next waits for pending events and returns them all, oldest first. It
 // returns the cause once the subscriber has ended, and ctx's error when ctx
 // ends first.

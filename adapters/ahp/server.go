@@ -1,0 +1,331 @@
+package ahp
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shellgate/shellgate/app/hub"
+	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/domain/terminal"
+	"github.com/shellgate/shellgate/ports"
+)
+
+// Options tune the protocol server.
+type Options struct {
+	// QueueBytes bounds a connection's outbound queue (default 8 MiB); a
+	// client that falls further behind is closed with a reason.
+	QueueBytes int
+	// ReconnectGrace is how long a dropped client's version and
+	// subscriptions are kept for reconnect (default 5 minutes).
+	ReconnectGrace time.Duration
+	// ServerVersion is reported in serverInfo.
+	ServerVersion string
+	// Metrics, if set, is told about connections and traffic.
+	Metrics Metrics
+}
+
+// Metrics receives the protocol server's counts.
+type Metrics interface {
+	ConnectionOpened()
+	ConnectionClosed()
+	BytesSent(n int)
+	SlowClientDropped()
+}
+
+type noMetrics struct{}
+
+func (noMetrics) ConnectionOpened()  {}
+func (noMetrics) ConnectionClosed()  {}
+func (noMetrics) BytesSent(int)      {}
+func (noMetrics) SlowClientDropped() {}
+
+// Server serves AHP over connections.
+type Server struct {
+	host  *terminals.Host
+	hub   *hub.Hub
+	clock ports.Clock
+	log   *slog.Logger
+	opts  Options
+
+	mu      sync.Mutex
+	clients map[string]*clientRecord
+	conns   map[*conn]struct{}
+	closing bool
+	wg      sync.WaitGroup
+}
+
+// clientRecord is what a client id keeps across connections.
+type clientRecord struct {
+	version     string
+	channels    []string
+	lastApplied int64 // highest clientSeq whose side effect ran
+	live        bool
+	conn        *conn // the connection that last introduced the client id
+	expiry      ports.Timer
+}
+
+// NewServer returns a protocol server over the terminal host.
+func NewServer(host *terminals.Host, clock ports.Clock, log *slog.Logger, opts Options) *Server {
+	if opts.QueueBytes <= 0 {
+		opts.QueueBytes = hub.DefaultQueueBytes
+	}
+	if opts.ReconnectGrace <= 0 {
+		opts.ReconnectGrace = 5 * time.Minute
+	}
+	if opts.ServerVersion == "" {
+		opts.ServerVersion = "0.1.0"
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = noMetrics{}
+	}
+	return &Server{
+		host: host, hub: host.Hub(), clock: clock, log: log, opts: opts,
+		clients: make(map[string]*clientRecord), conns: make(map[*conn]struct{}),
+	}
+}
+
+// ServeListener accepts connections until ctx ends or the listener closes.
+func (s *Server) ServeListener(ctx context.Context, ln ports.Listener) error {
+	for {
+		c, err := ln.Accept(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, ports.ErrListenerClosed) {
+				return nil
+			}
+			return err
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.Serve(ctx, c)
+		}()
+	}
+}
+
+// Close ends every connection with a reason and waits for them.
+func (s *Server) Close(reason string) {
+	s.mu.Lock()
+	s.closing = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	for _, r := range s.clients {
+		if r.expiry != nil {
+			r.expiry.Stop()
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.close(ports.CloseGoingAway, reason)
+	}
+	s.wg.Wait()
+}
+
+// Serve runs one connection until it ends.
+func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
+	c := &conn{srv: s, pc: pc, sub: hub.NewSubscriber("", s.opts.QueueBytes), channels: map[string]bool{}}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		_ = pc.Close(ports.CloseGoingAway, "This host is closing")
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	s.opts.Metrics.ConnectionOpened()
+	defer s.opts.Metrics.ConnectionClosed()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop(ctx)
+	}()
+	c.readLoop(ctx)
+	s.hub.Remove(c.sub)
+	<-writerDone
+	_ = pc.Close(ports.CloseNormal, "")
+	s.forget(c)
+}
+
+// forget detaches a closed connection, keeping its client's record for the
+// reconnect grace period.
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+	rec := s.clients[c.clientID]
+	if c.clientID == "" || rec == nil || rec.conn != c {
+		return
+	}
+	rec.live = false
+	rec.channels = c.subscribed()
+	id := c.clientID
+	rec.expiry = s.clock.AfterFunc(s.opts.ReconnectGrace, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if r := s.clients[id]; r == rec && !r.live {
+			delete(s.clients, id)
+		}
+	})
+}
+
+// conn is one connection's protocol state. Only its read loop changes it.
+type conn struct {
+	srv *Server
+	pc  ports.Conn
+	sub *hub.Subscriber
+
+	initialized  bool
+	clientID     string
+	version      string
+	defaultShell string
+
+	chMu     sync.Mutex
+	channels map[string]bool
+
+	closeOnce sync.Once
+}
+
+func (c *conn) subscribed() []string {
+	c.chMu.Lock()
+	defer c.chMu.Unlock()
+	out := make([]string, 0, len(c.channels))
+	for ch := range c.channels {
+		out = append(out, ch)
+	}
+	return out
+}
+
+func (c *conn) setSubscribed(ch string, on bool) {
+	c.chMu.Lock()
+	defer c.chMu.Unlock()
+	if on {
+		c.channels[ch] = true
+	} else {
+		delete(c.channels, ch)
+	}
+}
+
+func (c *conn) close(code ports.CloseCode, reason string) {
+	c.closeOnce.Do(func() { _ = c.pc.Close(code, reason) })
+}
+
+// reply queues an answer behind everything already queued.
+func (c *conn) reply(id []byte, result any, err *Error) {
+	c.sub.Reply(response{ID: id, Result: result, Err: err})
+}
+
+func (c *conn) readLoop(ctx context.Context) {
+	for {
+		frame, err := c.pc.Read(ctx)
+		if err != nil {
+			return
+		}
+		c.handle(ctx, frame)
+	}
+}
+
+// writeLoop sends queued answers and events in order until the subscriber
+// ends. A client that fell too far behind is closed with the reason.
+func (c *conn) writeLoop(ctx context.Context) {
+	var buf []byte
+	for {
+		batch, err := c.sub.Next(ctx)
+		if err != nil {
+			var slow *hub.SlowError
+			if errors.As(err, &slow) {
+				c.srv.opts.Metrics.SlowClientDropped()
+				c.srv.log.Warn("closing a slow client", "client", c.clientID, "reason", err.Error())
+				c.close(ports.ClosePolicy, err.Error())
+			}
+			return
+		}
+		batch = coalesce(batch)
+		for _, ev := range batch {
+			var msg []byte
+			var closeAfter string
+			switch {
+			case ev.Reply != nil:
+				r := ev.Reply.(response)
+				closeAfter = r.closeAfter
+				msg, err = r.encode()
+			case ev.Action != nil:
+				msg, err = appendEnvelope(buf[:0], ev, c.outgoing(ev.Action))
+				buf = msg
+			}
+			if err != nil {
+				c.srv.log.Error("encoding a message", "err", err)
+				continue
+			}
+			if msg == nil {
+				continue
+			}
+			if err := c.pc.Write(ctx, msg); err != nil {
+				c.close(ports.CloseInternal, "write failed")
+				return
+			}
+			c.srv.opts.Metrics.BytesSent(len(msg))
+			if closeAfter != "" {
+				c.close(ports.ClosePolicy, closeAfter)
+				return
+			}
+		}
+	}
+}
+
+// outgoing adapts an action to this connection: another connection's
+// defaultShell is never shown.
+func (c *conn) outgoing(a terminal.Action) terminal.Action {
+	if cc, ok := a.(configChanged); ok && cc.owner != c {
+		if _, has := cc.config["defaultShell"]; has {
+			out := configChanged{config: map[string]any{}, replace: cc.replace}
+			for k, v := range cc.config {
+				if k != "defaultShell" {
+					out.config[k] = v
+				}
+			}
+			return out
+		}
+	}
+	return a
+}
+
+// coalesce joins consecutive terminal/data events of one channel into one
+// envelope carrying the last sequence number; the reduced state is the same.
+func coalesce(batch []hub.Event) []hub.Event {
+	if len(batch) < 2 {
+		return batch
+	}
+	plainData := func(ev hub.Event) bool {
+		_, ok := ev.Action.(terminal.Data)
+		return ok && ev.Origin == nil && ev.Rejection == "" && ev.Audience == ""
+	}
+	out := batch[:0]
+	for i := 0; i < len(batch); {
+		j := i + 1
+		for plainData(batch[i]) && j < len(batch) && plainData(batch[j]) && batch[j].Channel == batch[i].Channel {
+			j++
+		}
+		if j == i+1 {
+			out = append(out, batch[i])
+			i = j
+			continue
+		}
+		var b strings.Builder
+		for _, ev := range batch[i:j] {
+			b.WriteString(ev.Action.(terminal.Data).Data)
+		}
+		merged := batch[j-1]
+		merged.Action = terminal.Data{Data: b.String()}
+		out = append(out, merged)
+		i = j
+	}
+	return out
+}

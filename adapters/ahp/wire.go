@@ -1,0 +1,345 @@
+package ahp
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/shellgate/shellgate/app/hub"
+	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/domain/terminal"
+)
+
+// The wire shapes. One shape serves every negotiated version (decision D11):
+// lifecycle and, once exited, the flat exitCode; isPty always present.
+
+type wireClaim struct {
+	Kind       string `json:"kind"`
+	ClientID   string `json:"clientId,omitempty"`
+	Session    string `json:"session,omitempty"`
+	Chat       string `json:"chat,omitempty"`
+	TurnID     string `json:"turnId,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+}
+
+func toWireClaim(c terminal.Claim) wireClaim {
+	return wireClaim{Kind: string(c.Kind), ClientID: c.ClientID, Session: c.Session, Chat: c.Chat, TurnID: c.TurnID, ToolCallID: c.ToolCallID}
+}
+
+// fromWireClaim parses a claim strictly: one of the two kinds, every field a
+// string, the required ones present. Unknown extra keys are dropped.
+func fromWireClaim(raw json.RawMessage) (terminal.Claim, bool) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return terminal.Claim{}, false
+	}
+	str := func(k string) (string, bool) {
+		v, ok := fields[k]
+		if !ok {
+			return "", true
+		}
+		var s string
+		return s, json.Unmarshal(v, &s) == nil
+	}
+	var c terminal.Claim
+	var ok [6]bool
+	var kind string
+	kind, ok[0] = str("kind")
+	c.Kind = terminal.ClaimKind(kind)
+	switch c.Kind {
+	case terminal.ClaimClient:
+		c.ClientID, ok[1] = str("clientId")
+		ok[2], ok[3], ok[4], ok[5] = true, true, true, true
+	case terminal.ClaimSession:
+		c.Session, ok[1] = str("session")
+		c.Chat, ok[2] = str("chat")
+		c.TurnID, ok[3] = str("turnId")
+		c.ToolCallID, ok[4] = str("toolCallId")
+		ok[5] = true
+	}
+	for _, good := range ok {
+		if !good {
+			return terminal.Claim{}, false
+		}
+	}
+	return c, c.Validate() == nil
+}
+
+type wireLifecycle struct {
+	Status   string `json:"status"`
+	ExitCode *int   `json:"exitCode,omitempty"`
+}
+
+type wireUnclassified struct {
+	Type  string `json:"type"`
+	Value string `json:"value"`
+}
+
+type wireCommandPart struct {
+	Type        string `json:"type"`
+	CommandID   string `json:"commandId"`
+	CommandLine string `json:"commandLine"`
+	Output      string `json:"output"`
+	Timestamp   int64  `json:"timestamp"`
+	IsComplete  bool   `json:"isComplete"`
+	ExitCode    *int   `json:"exitCode,omitempty"`
+	DurationMs  *int64 `json:"durationMs,omitempty"`
+}
+
+type wireTerminalState struct {
+	Title                    string        `json:"title"`
+	CWD                      string        `json:"cwd,omitempty"`
+	Cols                     int           `json:"cols,omitempty"`
+	Rows                     int           `json:"rows,omitempty"`
+	Content                  []any         `json:"content"`
+	Claim                    wireClaim     `json:"claim"`
+	SupportsCommandDetection bool          `json:"supportsCommandDetection"`
+	IsPty                    bool          `json:"isPty"`
+	Lifecycle                wireLifecycle `json:"lifecycle"`
+	ExitCode                 *int          `json:"exitCode,omitempty"`
+}
+
+func toWireState(s *terminal.Snapshot) wireTerminalState {
+	content := make([]any, 0, len(s.Content))
+	for _, p := range s.Content {
+		if p.Command == nil {
+			content = append(content, wireUnclassified{Type: "unclassified", Value: p.Text})
+			continue
+		}
+		c := p.Command
+		content = append(content, wireCommandPart{
+			Type: "command", CommandID: c.ID, CommandLine: c.Line, Output: p.Text,
+			Timestamp: c.Timestamp, IsComplete: c.Complete, ExitCode: c.ExitCode, DurationMs: c.DurationMs,
+		})
+	}
+	return wireTerminalState{
+		Title: s.Title, CWD: s.CWD, Cols: s.Cols, Rows: s.Rows, Content: content,
+		Claim: toWireClaim(s.Claim), SupportsCommandDetection: s.SupportsCommandDetection, IsPty: s.IsPty,
+		Lifecycle: toWireLifecycle(s.Lifecycle), ExitCode: s.Lifecycle.ExitCode,
+	}
+}
+
+func toWireLifecycle(l terminal.Lifecycle) wireLifecycle {
+	return wireLifecycle{Status: string(l.Status), ExitCode: l.ExitCode}
+}
+
+type wireTerminalInfo struct {
+	Resource  string        `json:"resource"`
+	Title     string        `json:"title"`
+	Claim     wireClaim     `json:"claim"`
+	Lifecycle wireLifecycle `json:"lifecycle"`
+	ExitCode  *int          `json:"exitCode,omitempty"`
+}
+
+func toWireList(list []terminals.Info) []wireTerminalInfo {
+	out := make([]wireTerminalInfo, 0, len(list))
+	for _, t := range list {
+		out = append(out, wireTerminalInfo{
+			Resource: t.URI, Title: t.Title, Claim: toWireClaim(t.Claim),
+			Lifecycle: toWireLifecycle(t.Lifecycle), ExitCode: t.Lifecycle.ExitCode,
+		})
+	}
+	return out
+}
+
+type wireRootState struct {
+	Agents    []any              `json:"agents"`
+	Terminals []wireTerminalInfo `json:"terminals"`
+	Config    *wireRootConfig    `json:"config,omitempty"`
+}
+
+type wireRootConfig struct {
+	Values map[string]any `json:"values"`
+}
+
+type wireSnapshot struct {
+	Resource string `json:"resource"`
+	State    any    `json:"state"`
+	FromSeq  uint64 `json:"fromSeq"`
+}
+
+func (c *conn) toWireSnapshot(s terminals.ChannelSnapshot, seq uint64) wireSnapshot {
+	if s.IsRoot() {
+		root := wireRootState{Agents: []any{}, Terminals: toWireList(s.Root)}
+		if c.defaultShell != "" {
+			root.Config = &wireRootConfig{Values: map[string]any{"defaultShell": c.defaultShell}}
+		}
+		return wireSnapshot{Resource: s.URI, State: root, FromSeq: seq}
+	}
+	return wireSnapshot{Resource: s.URI, State: toWireState(s.Terminal), FromSeq: seq}
+}
+
+// rawAction is a client's action echoed back as it was sent (rejections).
+type rawAction struct {
+	typ string
+	raw json.RawMessage
+}
+
+func (r rawAction) Type() string { return r.typ }
+
+// configChanged is the root/configChanged action as this connection sees it.
+type configChanged struct {
+	config  map[string]any
+	replace bool
+	owner   *conn // the connection whose per-connection keys these are
+}
+
+func (configChanged) Type() string { return "root/configChanged" }
+
+// wireAction maps an action to its JSON object.
+func wireAction(a terminal.Action) any {
+	type typed struct {
+		Type string `json:"type"`
+	}
+	switch a := a.(type) {
+	case terminal.Data:
+		return struct {
+			Type string `json:"type"`
+			Data string `json:"data"`
+		}{a.Type(), a.Data}
+	case terminal.Input:
+		return struct {
+			Type string `json:"type"`
+			Data string `json:"data"`
+		}{a.Type(), a.Data}
+	case terminal.Resized:
+		return struct {
+			Type string `json:"type"`
+			Cols int    `json:"cols"`
+			Rows int    `json:"rows"`
+		}{a.Type(), a.Cols, a.Rows}
+	case terminal.Claimed:
+		return struct {
+			Type  string    `json:"type"`
+			Claim wireClaim `json:"claim"`
+		}{a.Type(), toWireClaim(a.Claim)}
+	case terminal.TitleChanged:
+		return struct {
+			Type  string `json:"type"`
+			Title string `json:"title"`
+		}{a.Type(), a.Title}
+	case terminal.CwdChanged:
+		return struct {
+			Type string `json:"type"`
+			CWD  string `json:"cwd"`
+		}{a.Type(), a.CWD}
+	case terminal.Exited:
+		return struct {
+			Type     string `json:"type"`
+			ExitCode *int   `json:"exitCode,omitempty"`
+		}{a.Type(), a.ExitCode}
+	case terminal.CommandExecuted:
+		return struct {
+			Type        string `json:"type"`
+			CommandID   string `json:"commandId"`
+			CommandLine string `json:"commandLine"`
+			Timestamp   int64  `json:"timestamp"`
+		}{a.Type(), a.CommandID, a.CommandLine, a.Timestamp}
+	case terminal.CommandFinished:
+		return struct {
+			Type       string `json:"type"`
+			CommandID  string `json:"commandId"`
+			ExitCode   *int   `json:"exitCode,omitempty"`
+			DurationMs *int64 `json:"durationMs,omitempty"`
+		}{a.Type(), a.CommandID, a.ExitCode, a.DurationMs}
+	case terminals.TerminalsChanged:
+		return struct {
+			Type      string             `json:"type"`
+			Terminals []wireTerminalInfo `json:"terminals"`
+		}{a.Type(), toWireList(a.Terminals)}
+	case configChanged:
+		return struct {
+			Type    string         `json:"type"`
+			Config  map[string]any `json:"config"`
+			Replace bool           `json:"replace,omitempty"`
+		}{a.Type(), a.config, a.replace}
+	case rawAction:
+		return a.raw
+	}
+	return typed{a.Type()}
+}
+
+type wireOrigin struct {
+	ClientID  string `json:"clientId"`
+	ClientSeq int64  `json:"clientSeq"`
+}
+
+// appendEnvelope encodes an action notification. terminal/data, the hot
+// path, is written by hand; everything else goes through encoding/json.
+func appendEnvelope(buf []byte, ev hub.Event, action terminal.Action) ([]byte, error) {
+	buf = append(buf, `{"jsonrpc":"2.0","method":"action","params":{"channel":`...)
+	buf = appendString(buf, ev.Channel)
+	buf = append(buf, `,"action":`...)
+	if d, ok := action.(terminal.Data); ok {
+		buf = append(buf, `{"type":"terminal/data","data":`...)
+		buf = appendString(buf, d.Data)
+		buf = append(buf, '}')
+	} else {
+		enc, err := json.Marshal(wireAction(action))
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, enc...)
+	}
+	buf = append(buf, `,"serverSeq":`...)
+	buf = strconv.AppendUint(buf, ev.Seq, 10)
+	if ev.Origin != nil {
+		buf = append(buf, `,"origin":{"clientId":`...)
+		buf = appendString(buf, ev.Origin.ClientID)
+		buf = append(buf, `,"clientSeq":`...)
+		buf = strconv.AppendInt(buf, ev.Origin.ClientSeq, 10)
+		buf = append(buf, '}')
+	}
+	if ev.Rejection != "" {
+		buf = append(buf, `,"rejectionReason":`...)
+		buf = appendString(buf, ev.Rejection)
+	}
+	return append(buf, "}}"...), nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string. s is valid UTF-8 (the pump
+// guarantees it); control characters are escaped.
+func appendString(buf []byte, s string) []byte {
+	buf = append(buf, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			if c < utf8.RuneSelf {
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				buf = append(buf, s[start:i]...)
+				buf = append(buf, `\ufffd`...)
+				i++
+				start = i
+				continue
+			}
+			i += size
+			continue
+		}
+		buf = append(buf, s[start:i]...)
+		switch c {
+		case '"':
+			buf = append(buf, '\\', '"')
+		case '\\':
+			buf = append(buf, '\\', '\\')
+		case '\n':
+			buf = append(buf, '\\', 'n')
+		case '\r':
+			buf = append(buf, '\\', 'r')
+		case '\t':
+			buf = append(buf, '\\', 't')
+		default:
+			buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		i++
+		start = i
+	}
+	buf = append(buf, s[start:]...)
+	return append(buf, '"')
+}

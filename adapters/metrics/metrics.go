@@ -1,0 +1,61 @@
+// Package metrics exposes the daemon's counts to Prometheus.
+package metrics
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/shellgate/shellgate/app/terminals"
+)
+
+// Metrics counts connections, traffic and dropped clients, and reads the
+// number of terminals from the host when scraped.
+type Metrics struct {
+	registry    *prometheus.Registry
+	connections prometheus.Gauge
+	bytesOut    prometheus.Counter
+	slowDropped prometheus.Counter
+}
+
+// New registers shellgate's metrics (and the Go runtime's) in a registry of
+// their own.
+func New(host *terminals.Host) *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		connections: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "shellgate_connections", Help: "Protocol connections open now.",
+		}),
+		bytesOut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "shellgate_bytes_out_total", Help: "Bytes of protocol messages sent to clients.",
+		}),
+		slowDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "shellgate_slow_clients_dropped_total", Help: "Clients closed because they fell too far behind.",
+		}),
+	}
+	terms := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "shellgate_terminals", Help: "Terminals open now (running or exited, until disposed).",
+	}, func() float64 { return float64(len(host.List())) })
+	m.registry.MustRegister(m.connections, m.bytesOut, m.slowDropped, terms,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// ConnectionOpened counts a new connection.
+func (m *Metrics) ConnectionOpened() { m.connections.Inc() }
+
+// ConnectionClosed counts a connection ending.
+func (m *Metrics) ConnectionClosed() { m.connections.Dec() }
+
+// BytesSent adds to the bytes sent.
+func (m *Metrics) BytesSent(n int) { m.bytesOut.Add(float64(n)) }
+
+// SlowClientDropped counts a client closed for falling behind.
+func (m *Metrics) SlowClientDropped() { m.slowDropped.Inc() }

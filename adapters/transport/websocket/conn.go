@@ -1,0 +1,228 @@
+package websocket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	ws "github.com/coder/websocket"
+
+	"github.com/shellgate/shellgate/ports"
+)
+
+// conn adapts one upgraded WebSocket to ports.Conn; the package doc gives
+// its error contract.
+type conn struct {
+	ws           *ws.Conn
+	peer         ports.Peer
+	readLimit    int64
+	writeTimeout time.Duration
+	pingInterval time.Duration
+	pingTimeout  time.Duration
+	log          *slog.Logger
+
+	mu     sync.Mutex
+	endErr *ports.CloseError // first cause; set once
+	done   chan struct{}     // closed with endErr
+
+	pinger sync.WaitGroup
+}
+
+var _ ports.Conn = (*conn)(nil)
+
+func newConn(wsc *ws.Conn, peer ports.Peer, opts Options, log *slog.Logger) *conn {
+	return &conn{
+		ws:           wsc,
+		peer:         peer,
+		readLimit:    opts.ReadLimit,
+		writeTimeout: opts.WriteTimeout,
+		pingInterval: opts.PingInterval,
+		pingTimeout:  opts.PingTimeout,
+		log:          log,
+		done:         make(chan struct{}),
+	}
+}
+
+// Peer describes who connected.
+func (c *conn) Peer() ports.Peer { return c.peer }
+
+// Read returns the next message, text or binary alike.
+func (c *conn) Read(ctx context.Context) ([]byte, error) {
+	if ce := c.ended(); ce != nil {
+		return nil, ce
+	}
+	_, msg, err := c.ws.Read(ctx)
+	if err != nil {
+		return nil, c.failed(ctx, err)
+	}
+	return msg, nil
+}
+
+// Write sends msg as one text frame, within the write timeout.
+func (c *conn) Write(ctx context.Context, msg []byte) error {
+	if ce := c.ended(); ce != nil {
+		return ce
+	}
+	wctx := ctx
+	if c.writeTimeout > 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, c.writeTimeout)
+		defer cancel()
+	}
+	err := c.ws.Write(wctx, ws.MessageText, msg)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() == nil && wctx.Err() != nil {
+		// A peer that cannot take one message in this long is stuck;
+		// the library has already dropped the socket.
+		ce, _ := c.end(&ports.CloseError{
+			Code:   ports.CloseAbnormal,
+			Reason: fmt.Sprintf("peer did not take a message within %s", c.writeTimeout),
+		})
+		return ce
+	}
+	return c.failed(ctx, err)
+}
+
+// Close sends code and reason in a close frame and waits (up to about ten
+// seconds) for the peer's answer. A code that cannot travel in a close frame
+// is sent as 1011, and the reason is cut to the 123 bytes a frame can hold.
+// Closing an ended connection only releases it.
+func (c *conn) Close(code ports.CloseCode, reason string) error {
+	code, reason = sendable(code, reason)
+	_, first := c.end(&ports.CloseError{Code: code, Reason: reason})
+	err := c.ws.Close(ws.StatusCode(code), reason)
+	c.pinger.Wait()
+	if !first || err == nil || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return fmt.Errorf("websocket: close: %w", err)
+}
+
+// startPings begins pinging once the connection has an owner that reads it:
+// pongs are only noticed while a Read is in progress.
+func (c *conn) startPings() {
+	if c.pingInterval <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.endErr != nil {
+		// Close may already be waiting on the pinger; Add now would race it.
+		return
+	}
+	c.pinger.Go(c.keepAlive)
+}
+
+func (c *conn) keepAlive() {
+	t := time.NewTicker(c.pingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.pingTimeout)
+		err := c.ws.Ping(ctx)
+		cancel()
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, net.ErrClosed) {
+			// Ended by someone else; the reader reports the cause.
+			return
+		}
+		_, first := c.end(&ports.CloseError{
+			Code:   ports.CloseAbnormal,
+			Reason: fmt.Sprintf("peer did not answer a ping within %s", c.pingTimeout),
+		})
+		// No close handshake: a peer that ignores pings will not answer one.
+		_ = c.ws.CloseNow()
+		if first {
+			c.log.Info("websocket peer stopped answering pings; dropped",
+				slog.String("remote", c.peer.RemoteAddr))
+		}
+		return
+	}
+}
+
+// failed records why a Read or Write failed and returns the error to give
+// the caller.
+func (c *conn) failed(ctx context.Context, err error) error {
+	ce, isClose := errorsAsClose(err)
+	switch {
+	case isClose:
+	case errors.Is(err, ws.ErrMessageTooBig):
+		// The library has already sent 1009 to the peer.
+		ce = &ports.CloseError{
+			Code:   ports.CloseMessageTooBig,
+			Reason: fmt.Sprintf("message larger than the %d-byte limit", c.readLimit),
+		}
+	case ctx.Err() != nil:
+		ce = &ports.CloseError{Code: ports.CloseAbnormal, Reason: "abandoned: " + ctx.Err().Error()}
+	default:
+		ce = &ports.CloseError{Code: ports.CloseAbnormal, Reason: "connection lost: " + err.Error()}
+	}
+	ce, _ = c.end(ce)
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w (%w)", ce, ctx.Err())
+	}
+	return ce
+}
+
+// end records the first cause of the end and reports whether this call was
+// the first.
+func (c *conn) end(ce *ports.CloseError) (*ports.CloseError, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.endErr != nil {
+		return c.endErr, false
+	}
+	c.endErr = ce
+	close(c.done)
+	return ce, true
+}
+
+func (c *conn) ended() *ports.CloseError {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.endErr
+}
+
+// maxCloseReason is a control frame's 125-byte payload less the 2-byte code.
+const maxCloseReason = 123
+
+// sendable returns a code and reason that fit in a close frame, so Close
+// always sends one instead of failing.
+func sendable(code ports.CloseCode, reason string) (ports.CloseCode, string) {
+	if !wireCode(code) {
+		code = ports.CloseInternal
+	}
+	if len(reason) > maxCloseReason {
+		cut := maxCloseReason
+		for cut > 0 && !utf8.RuneStart(reason[cut]) {
+			cut--
+		}
+		reason = reason[:cut]
+	}
+	return code, reason
+}
+
+// wireCode follows RFC 6455 §7.4: 1004–1006 and 1015 are reserved for local
+// reporting and may not be sent.
+func wireCode(code ports.CloseCode) bool {
+	switch {
+	case code >= 1000 && code <= 1003, code >= 1007 && code <= 1014:
+		return true
+	case code >= 3000 && code <= 4999:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,84 @@
+package terminals
+
+import (
+	"errors"
+
+	"github.com/shellgate/shellgate/app/hub"
+	"github.com/shellgate/shellgate/domain/terminal"
+)
+
+// Dispatch is a client action on a terminal, already allowed by the gate.
+type Dispatch struct {
+	URI    string
+	Action terminal.Action
+	Origin *hub.Origin
+}
+
+// ErrNotDispatchable: the action is the host's to say, not a client's.
+var ErrNotDispatchable = errors.New("is this host's to say, not a client's")
+
+// Apply performs a client's action: the side effect first, then the state
+// change and its echo. Accepted input is echoed to its sender alone; every
+// other accepted action to every subscriber. A title or claim change also
+// updates the root list.
+func (h *Host) Apply(d Dispatch) error {
+	t, err := h.Get(d.URI)
+	if err != nil {
+		return err
+	}
+	audience := ""
+	switch a := d.Action.(type) {
+	case terminal.Input:
+		if err := t.Write(a.Data); err != nil {
+			return err
+		}
+		if d.Origin != nil {
+			audience = d.Origin.ClientID
+		}
+	case terminal.Resized:
+		if a.Cols <= 0 {
+			a.Cols = terminal.DefaultCols
+		}
+		if a.Rows <= 0 {
+			a.Rows = terminal.DefaultRows
+		}
+		d.Action = a
+		if p := t.process(); p != nil {
+			_ = p.Resize(uint16(a.Cols), uint16(a.Rows))
+		}
+	case terminal.Claimed:
+		if err := a.Claim.Validate(); err != nil {
+			return err
+		}
+	case terminal.TitleChanged, terminal.Cleared:
+	default:
+		return ErrNotDispatchable
+	}
+	h.hub.Update(func(tx hub.Tx) {
+		if t.removed {
+			return
+		}
+		changed := t.state.Apply(d.Action)
+		switch d.Action.(type) {
+		case terminal.TitleChanged:
+			if !changed {
+				return // the same title again is a silent no-op
+			}
+			tx.Publish(d.URI, d.Action, d.Origin, "")
+			h.publishList(tx)
+		case terminal.Claimed:
+			tx.Publish(d.URI, d.Action, d.Origin, "")
+			if changed {
+				h.publishList(tx)
+			}
+		case terminal.Input:
+			if t.state.Lifecycle.IsExited() {
+				return
+			}
+			tx.Publish(d.URI, d.Action, d.Origin, audience)
+		default:
+			tx.Publish(d.URI, d.Action, d.Origin, "")
+		}
+	})
+	return nil
+}

@@ -1,0 +1,159 @@
+package terminals
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/shellgate/shellgate/app/hub"
+	"github.com/shellgate/shellgate/domain/terminal"
+	"github.com/shellgate/shellgate/ports"
+)
+
+// Terminal is one live terminal.
+type Terminal struct {
+	uri   string
+	host  *Host
+	isPty bool
+
+	// Guarded by the hub's lock.
+	id      uint64
+	state   *terminal.State
+	removed bool
+
+	mu   sync.Mutex
+	proc ports.Process // nil until spawned, or when the spawn failed
+
+	done   chan struct{}
+	status terminal.ExitStatus // set before done closes
+}
+
+// URI is the terminal's channel.
+func (t *Terminal) URI() string { return t.uri }
+
+// Done is closed once the exit has been announced.
+func (t *Terminal) Done() <-chan struct{} { return t.done }
+
+// ExitStatus is how the process ended; valid once Done is closed.
+func (t *Terminal) ExitStatus() terminal.ExitStatus {
+	<-t.done
+	return t.status
+}
+
+// Wait blocks until the exit has been announced or ctx ends.
+func (t *Terminal) Wait(ctx context.Context) (terminal.ExitStatus, error) {
+	select {
+	case <-t.done:
+		return t.status, nil
+	case <-ctx.Done():
+		return terminal.ExitStatus{}, ctx.Err()
+	}
+}
+
+// Kill ends the whole process group with SIGKILL; the terminal stays listed
+// and shows the exit.
+func (t *Terminal) Kill() error {
+	if p := t.process(); p != nil {
+		return p.Signal(syscall.SIGKILL)
+	}
+	return nil
+}
+
+// Release ends the process if it still runs and removes the terminal.
+func (t *Terminal) Release() error { return t.host.Dispose(t.uri) }
+
+func (t *Terminal) process() ports.Process {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.proc
+}
+
+// pump moves output into the hub until the process's output drains, then
+// announces the exit, once.
+func (t *Terminal) pump(bufSize int) {
+	p := t.process()
+	buf := make([]byte, bufSize)
+	var dec terminal.Decoder
+	for {
+		n, err := p.Read(buf)
+		if n > 0 {
+			t.output(dec.Decode(buf[:n]))
+		}
+		if err != nil {
+			break
+		}
+	}
+	t.output(dec.Flush())
+	status := p.Wait()
+	_ = p.Close()
+	t.finish(status)
+}
+
+func (t *Terminal) output(text string) {
+	if text == "" {
+		return
+	}
+	a := terminal.Data{Data: text}
+	t.host.hub.Update(func(tx hub.Tx) {
+		t.state.Apply(a)
+		if !t.removed {
+			tx.Publish(t.uri, a, nil, "")
+		}
+	})
+}
+
+// finish records and announces the exit; the caller guarantees it runs once.
+func (t *Terminal) finish(status terminal.ExitStatus) {
+	code := status.Code
+	a := terminal.Exited{ExitCode: &code}
+	t.host.hub.Update(func(tx hub.Tx) {
+		t.state.Apply(a)
+		if !t.removed {
+			tx.Publish(t.uri, a, nil, "")
+			t.host.publishList(tx)
+		}
+	})
+	t.status = status
+	close(t.done)
+	t.host.pumps.Done()
+}
+
+// Write sends bytes to the process as typed input. On pipes the first ^C
+// becomes SIGINT to the process group (there is no line discipline to do
+// it); under a pty it is written through. Input to a terminal whose process
+// has gone is dropped.
+func (t *Terminal) Write(data string) error {
+	p := t.process()
+	if p == nil {
+		return nil
+	}
+	if t.isPty {
+		_, err := p.Write([]byte(data))
+		return ignoreGone(err)
+	}
+	before, after, ctrlC := strings.Cut(data, "\x03")
+	if rest := before + after; rest != "" {
+		if _, err := p.Write([]byte(rest)); ignoreGone(err) != nil {
+			return err
+		}
+	}
+	if ctrlC {
+		if err := p.Signal(syscall.SIGINT); err != nil && err != ports.ErrNoProcess {
+			return ignoreGone(err)
+		}
+	}
+	return nil
+}
+
+// ignoreGone drops the errors of writing to or signalling a process that
+// has already exited: such input is dropped silently.
+func ignoreGone(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errorsIsAny(err, syscall.EPIPE, syscall.ESRCH, syscall.EIO) || strings.Contains(err.Error(), "file already closed") {
+		return nil
+	}
+	return err
+}
