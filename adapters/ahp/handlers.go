@@ -671,4 +671,3 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-

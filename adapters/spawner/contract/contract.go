@@ -1,0 +1,394 @@
+// Package contract is the behaviour every ports.Spawner must show, written
+// once and run against each adapter (pipe, pty, fake): each adapter's tests
+// call Run with a Harness that says how to express a few programs for that
+// spawner. It lives outside _test files so that the adapters' tests can
+// import it; nothing in the daemon does.
+package contract
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shellgate/shellgate/domain/terminal"
+	"github.com/shellgate/shellgate/ports"
+)
+
+// DefaultTimeout bounds every wait in the suite. It is generous on purpose:
+// the suite waits on events, never on time, and a loaded machine must not
+// make it flaky.
+const DefaultTimeout = time.Minute
+
+// Harness tells the suite how to drive one spawner. The spec builders return
+// a fresh spec on each call; the suite sets PTY itself, may append to Env and
+// may set Dir.
+type Harness struct {
+	// New returns the spawner under test; it is called once per case.
+	New func(t *testing.T) ports.Spawner
+	// PTY says whether the processes run under a pseudoterminal: specs ask
+	// for one and IsPTY must report it.
+	PTY bool
+	// Real says the processes are OS processes: Pid must be positive, and
+	// after each case neither the process nor any member of its process group
+	// may be left running.
+	Real bool
+	// Timeout bounds each wait; zero means DefaultTimeout.
+	Timeout time.Duration
+
+	// Print writes text to its output and exits 0.
+	Print func(text string) ports.SpawnSpec
+	// Cat copies its input to its output until input ends, then exits 0.
+	Cat func() ports.SpawnSpec
+	// Exit exits with code at once.
+	Exit func(code int) ports.SpawnSpec
+	// Block writes "ready" and then runs until a signal ends it. It has a
+	// child of its own, in its process group, that holds the output open, so
+	// an end of output after a signal proves the whole group received it.
+	Block func() ports.SpawnSpec
+	// PrintEnv writes the value of the environment variable name and exits 0.
+	PrintEnv func(name string) ports.SpawnSpec
+	// Pwd writes its working directory and exits 0.
+	Pwd func() ports.SpawnSpec
+	// Size waits for one line of input, then writes its window size as
+	// "rows cols" (as `stty size` does) and exits 0. Nil when the child of
+	// this spawner cannot see a window size; Resize must then still succeed.
+	Size func() ports.SpawnSpec
+	// MissingDir is any program, run in a directory that does not exist.
+	MissingDir func() ports.SpawnSpec
+	// NotFound names a program that does not exist.
+	NotFound func() ports.SpawnSpec
+}
+
+func (h Harness) timeout() time.Duration {
+	if h.Timeout > 0 {
+		return h.Timeout
+	}
+	return DefaultTimeout
+}
+
+func (h Harness) validate(t *testing.T) {
+	t.Helper()
+	missing := []string{}
+	for name, ok := range map[string]bool{
+		"New": h.New != nil, "Print": h.Print != nil, "Cat": h.Cat != nil,
+		"Exit": h.Exit != nil, "Block": h.Block != nil, "PrintEnv": h.PrintEnv != nil,
+		"Pwd": h.Pwd != nil, "MissingDir": h.MissingDir != nil, "NotFound": h.NotFound != nil,
+	} {
+		if !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		t.Fatalf("contract: the harness lacks %v", missing)
+	}
+}
+
+// Run runs the whole contract against the spawner h describes, one subtest
+// per behaviour.
+func Run(t *testing.T, h Harness) {
+	t.Helper()
+	h.validate(t)
+	cases := []struct {
+		name string
+		run  func(*testing.T, Harness)
+	}{
+		{"OutputIsReadThenEOF", outputIsReadThenEOF},
+		{"OutputLargerThanAPipeBufferArrivesWhole", largeOutput},
+		{"ExitCodeIsReported", exitCodeIsReported},
+		{"KilledBySignalReports128AndTheSignalName", killedBySignal},
+		{"SignalReachesTheWholeGroup", signalReachesTheWholeGroup},
+		{"SignalAfterTheGroupIsGoneReportsProcessDone", signalAfterExit},
+		{"WaitIsSafeTwiceAndConcurrently", waitTwiceAndConcurrently},
+		{"WriteIsReadBackThroughCat", writeReadBackThroughCat},
+		{"CloseInputEndsCat", closeInputEndsCat},
+		{"SpawnInAMissingDirectoryFails", spawnFails(func(h Harness) ports.SpawnSpec { return h.MissingDir() })},
+		{"SpawnOfAMissingProgramFails", spawnFails(func(h Harness) ports.SpawnSpec { return h.NotFound() })},
+		{"SpawnWithADoneContextStartsNothing", spawnWithDoneContext},
+		{"EnvIsHonoured", envIsHonoured},
+		{"EnvIsTheCompleteEnvironment", envIsComplete},
+		{"DirIsHonoured", dirIsHonoured},
+		{"PidAndIsPTYDescribeTheProcess", pidAndIsPTY},
+		{"ResizeWorks", resizeWorks},
+		{"CloseReleasesTheProcess", closeReleases},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, h) })
+	}
+}
+
+func outputIsReadThenEOF(t *testing.T, h Harness) {
+	const text = "hello from the contract\n"
+	p := Start(t, h, h.Print(text))
+
+	out := p.WaitEOF()
+	if h.PTY {
+		require.Contains(t, out, text)
+	} else {
+		require.Equal(t, text, out)
+	}
+	n, err := p.Read(make([]byte, 16))
+	require.Zero(t, n)
+	require.ErrorIs(t, err, io.EOF, "a Read after the end still reports io.EOF")
+	require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+}
+
+func largeOutput(t *testing.T, h Harness) {
+	// More than a pipe's 64 KiB buffer, within one argument's 128 KiB limit.
+	text := strings.Repeat("x", 100_000)
+	p := Start(t, h, h.Print(text))
+
+	out := p.WaitEOF()
+	require.Equal(t, len(text), strings.Count(out, "x"))
+	require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+}
+
+func exitCodeIsReported(t *testing.T, h Harness) {
+	for _, code := range []int{0, 1, 3, 42, 127, 255} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			p := Start(t, h, h.Exit(code))
+			require.Equal(t, terminal.ExitedWith(code), p.WaitExit())
+			p.WaitEOF()
+		})
+	}
+}
+
+func killedBySignal(t *testing.T, h Harness) {
+	tests := []struct {
+		sig  syscall.Signal
+		name string
+	}{
+		{syscall.SIGTERM, "SIGTERM"},
+		{syscall.SIGKILL, "SIGKILL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Start(t, h, h.Block())
+			p.WaitOutput("ready")
+
+			require.NoError(t, p.Signal(tt.sig))
+
+			got := p.WaitExit()
+			require.Equal(t, terminal.KilledBy(tt.name), got)
+			require.Equal(t, terminal.ExitSignaled, got.Code)
+		})
+	}
+}
+
+func signalReachesTheWholeGroup(t *testing.T, h Harness) {
+	p := Start(t, h, h.Block())
+	p.WaitOutput("ready")
+
+	require.NoError(t, p.Signal(syscall.SIGTERM))
+
+	// Block's own child holds the output: EOF means it died too.
+	p.WaitEOF()
+	require.Equal(t, terminal.KilledBy("SIGTERM"), p.WaitExit())
+}
+
+func signalAfterExit(t *testing.T, h Harness) {
+	p := Start(t, h, h.Exit(0))
+	p.WaitEOF()
+	p.WaitExit()
+
+	err := p.Signal(syscall.SIGTERM)
+	require.ErrorIs(t, err, os.ErrProcessDone)
+}
+
+func waitTwiceAndConcurrently(t *testing.T, h Harness) {
+	p := Start(t, h, h.Exit(7))
+	want := terminal.ExitedWith(7)
+
+	const waiters = 8
+	got := make([]terminal.ExitStatus, waiters)
+	p.WaitCall("concurrent Wait", func() {
+		var wg sync.WaitGroup
+		for i := range waiters {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got[i] = p.Wait()
+			}()
+		}
+		wg.Wait()
+	})
+	for i := range waiters {
+		require.Equal(t, want, got[i], "waiter %d", i)
+	}
+	p.WaitCall("Wait after exit", func() {
+		require.Equal(t, want, p.Wait())
+		require.Equal(t, want, p.Wait())
+	})
+	p.WaitEOF()
+}
+
+func writeReadBackThroughCat(t *testing.T, h Harness) {
+	p := Start(t, h, h.Cat())
+
+	_, err := p.Write([]byte("ping\n"))
+	require.NoError(t, err)
+	p.WaitOutput("ping\n")
+
+	_, err = p.Write([]byte("pong\n"))
+	require.NoError(t, err)
+	p.WaitOutput("pong\n")
+
+	require.NoError(t, p.CloseInput())
+	out := p.WaitEOF()
+	if !h.PTY {
+		require.Equal(t, "ping\npong\n", out)
+	}
+	require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+}
+
+func closeInputEndsCat(t *testing.T, h Harness) {
+	p := Start(t, h, h.Cat())
+
+	require.NoError(t, p.CloseInput())
+
+	require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+	p.WaitEOF()
+}
+
+func spawnFails(spec func(Harness) ports.SpawnSpec) func(*testing.T, Harness) {
+	return func(t *testing.T, h Harness) {
+		s := spec(h)
+		s.PTY = h.PTY
+		ctx, cancel := context.WithTimeout(context.Background(), h.timeout())
+		defer cancel()
+
+		p, err := h.New(t).Spawn(ctx, s)
+
+		require.Error(t, err)
+		require.Nil(t, p, "a failed spawn returns no process")
+	}
+}
+
+func spawnWithDoneContext(t *testing.T, h Harness) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	spec := h.Print("must not run\n")
+	spec.PTY = h.PTY
+
+	p, err := h.New(t).Spawn(ctx, spec)
+
+	require.ErrorIs(t, err, context.Canceled)
+	require.Nil(t, p)
+}
+
+func envIsHonoured(t *testing.T, h Harness) {
+	spec := h.PrintEnv("SHELLGATE_CONTRACT")
+	spec.Env = append(spec.Env, "SHELLGATE_CONTRACT=it works")
+	p := Start(t, h, spec)
+
+	require.Contains(t, p.WaitEOF(), "it works")
+	require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+}
+
+func envIsComplete(t *testing.T, h Harness) {
+	// Only in the test process's environment, never in the spec's.
+	t.Setenv("SHELLGATE_CONTRACT_LEAK", "leaked")
+	p := Start(t, h, h.PrintEnv("SHELLGATE_CONTRACT_LEAK"))
+
+	require.NotContains(t, p.WaitEOF(), "leaked")
+	require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+}
+
+func dirIsHonoured(t *testing.T, h Harness) {
+	dir := t.TempDir()
+	spec := h.Pwd()
+	spec.Dir = dir
+	p := Start(t, h, spec)
+
+	got := strings.TrimSpace(p.WaitEOF())
+	require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+	require.Equal(t, realPath(t, dir), realPath(t, got))
+}
+
+func pidAndIsPTY(t *testing.T, h Harness) {
+	p := Start(t, h, h.Cat())
+
+	if h.Real {
+		require.Positive(t, p.Pid())
+	}
+	require.Equal(t, h.PTY, p.IsPTY())
+
+	require.NoError(t, p.CloseInput())
+	p.WaitEOF()
+	p.WaitExit()
+	require.Equal(t, h.PTY, p.IsPTY(), "IsPTY does not change at exit")
+}
+
+func resizeWorks(t *testing.T, h Harness) {
+	if h.Size == nil {
+		p := Start(t, h, h.Cat())
+		require.NoError(t, p.Resize(100, 40))
+		require.NoError(t, p.CloseInput())
+		p.WaitEOF()
+		require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+		return
+	}
+	spec := h.Size()
+	spec.Cols, spec.Rows = 80, 24
+	p := Start(t, h, spec)
+
+	require.NoError(t, p.Resize(100, 40))
+	_, err := p.Write([]byte("\n"))
+	require.NoError(t, err)
+
+	require.Contains(t, p.WaitEOF(), "40 100")
+	require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+}
+
+func closeReleases(t *testing.T, h Harness) {
+	countFDs := func() int { return -1 }
+	if h.Real {
+		if _, err := openFDs(); err != nil {
+			t.Logf("not counting descriptors: %v", err)
+		} else {
+			countFDs = func() int {
+				n, err := openFDs()
+				require.NoError(t, err)
+				return n
+			}
+			// A first process lets the runtime open what it keeps (the
+			// poller's descriptors), so the count below is only ours.
+			warm := Start(t, h, h.Print("warm\n"))
+			warm.WaitEOF()
+			warm.WaitExit()
+			require.NoError(t, warm.Close())
+		}
+	}
+	before := countFDs()
+
+	p := Start(t, h, h.Print("bye\n"))
+	p.WaitEOF()
+	p.WaitExit()
+	require.NoError(t, p.Close())
+	require.NoError(t, p.Close(), "Close is idempotent")
+
+	require.Equal(t, before, countFDs(), "Close releases every descriptor")
+	n, err := p.Read(make([]byte, 16))
+	require.Zero(t, n)
+	require.Error(t, err, "Read after Close fails")
+}
+
+func realPath(t *testing.T, path string) string {
+	t.Helper()
+	if !filepath.IsAbs(path) {
+		return path
+	}
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return path
+	}
+	return resolved
+}

@@ -1,0 +1,28 @@
+// Package local spawns processes on this machine: on pipes, or under a
+// pseudoterminal when the spec asks for one. It only routes between the pipe
+// and pty adapters, which do the work.
+package local
+
+import (
+	"context"
+
+	"github.com/shellgate/shellgate/adapters/spawner/pipe"
+	"github.com/shellgate/shellgate/adapters/spawner/pty"
+	"github.com/shellgate/shellgate/ports"
+)
+
+// Spawner routes each spec to the pipe or the pty spawner.
+type Spawner struct {
+	pipes, ptys ports.Spawner
+}
+
+// New returns the machine's spawner.
+func New() *Spawner { return &Spawner{pipes: pipe.New(), ptys: pty.New()} }
+
+// Spawn starts the process on pipes, or under a pty when spec.PTY is set.
+func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Process, error) {
+	if spec.PTY {
+		return s.ptys.Spawn(ctx, spec)
+	}
+	return s.pipes.Spawn(ctx, spec)
+}

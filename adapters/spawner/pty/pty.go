@@ -1,0 +1,247 @@
+// Package pty implements ports.Spawner with github.com/creack/pty: the child
+// leads a new session whose controlling terminal is a fresh pseudoterminal,
+// and the daemon reads and writes the master side.
+package pty
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
+	"github.com/shellgate/shellgate/adapters/spawner/internal/childsig"
+	"github.com/shellgate/shellgate/domain/terminal"
+	"github.com/shellgate/shellgate/ports"
+)
+
+// Default window size when a spec leaves Cols or Rows at zero.
+const (
+	DefaultCols = 80
+	DefaultRows = 24
+)
+
+// Spawner starts processes under a pseudoterminal. The zero value is ready
+// to use.
+type Spawner struct{}
+
+var _ ports.Spawner = (*Spawner)(nil)
+
+// New returns a pty spawner.
+func New() *Spawner { return &Spawner{} }
+
+// Spawn starts spec.Program in a new session on a new pty of spec.Cols x
+// spec.Rows (80x24 where zero). ctx only bounds the start. spec.Env is the
+// child's complete environment (nil means an empty one); set TERM in it, the
+// spawner adds nothing. A spec asking for pipes is refused: that is the pipe
+// spawner's job.
+func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Process, error) {
+	childsig.Restore()
+	if err := context.Cause(ctx); err != nil {
+		return nil, fmt.Errorf("pty: spawn %q: %w", spec.Program, err)
+	}
+	if !spec.PTY {
+		return nil, fmt.Errorf("pty: spawn %q: the spec asks for pipes; use the pipe spawner", spec.Program)
+	}
+	cols, rows := spec.Cols, spec.Rows
+	if cols == 0 {
+		cols = DefaultCols
+	}
+	if rows == 0 {
+		rows = DefaultRows
+	}
+
+	cmd := exec.Command(spec.Program, spec.Args...)
+	cmd.Dir = spec.Dir
+	cmd.Env = append([]string{}, spec.Env...)
+	// A new session makes the child's pid its process group id, and the pty
+	// (its stdin, fd 0) its controlling terminal.
+	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	blocking, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: cols, Rows: rows}, attrs)
+	if err != nil {
+		return nil, fmt.Errorf("pty: spawn %q in %q: %w", spec.Program, spec.Dir, err)
+	}
+	master, err := pollable(blocking)
+	if err != nil {
+		// The child is running but unreachable; end it rather than leak it.
+		_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("pty: spawn %q: %w", spec.Program, err)
+	}
+
+	p := &process{cmd: cmd, master: master, done: make(chan struct{})}
+	go p.reap()
+	return p, nil
+}
+
+// pollable swaps f for a non-blocking descriptor of the same pty master.
+// creack/pty calls Fd() while opening the master, which puts it in blocking
+// mode for good; a blocking Read would then survive Close and pin its
+// goroutine until the child writes or exits. The non-blocking copy goes
+// through Go's poller, so Close interrupts a pending Read.
+func pollable(f *os.File) (*os.File, error) {
+	defer func() { _ = f.Close() }()
+	var (
+		fd    int
+		dupEr error
+	)
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	if err := raw.Control(func(old uintptr) {
+		fd, dupEr = unix.FcntlInt(old, unix.F_DUPFD_CLOEXEC, 0)
+	}); err != nil {
+		return nil, err
+	}
+	if dupEr != nil {
+		return nil, fmt.Errorf("dup pty master: %w", dupEr)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("pty master non-blocking: %w", err)
+	}
+	return os.NewFile(uintptr(fd), f.Name()), nil
+}
+
+// process is one child under a pty.
+type process struct {
+	cmd    *exec.Cmd
+	master *os.File
+
+	done   chan struct{}
+	status terminal.ExitStatus
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func (p *process) reap() {
+	_ = p.cmd.Wait()
+	p.status = exitStatus(p.cmd.ProcessState)
+	close(p.done)
+}
+
+// Read returns what the child wrote to the terminal. The master reports EIO
+// once every holder of the pty's other end has closed it; that is the end of
+// output, so it reads as io.EOF.
+func (p *process) Read(b []byte) (int, error) {
+	n, err := p.master.Read(b)
+	if errors.Is(err, syscall.EIO) {
+		err = io.EOF
+	}
+	return n, err
+}
+
+// Write types b into the terminal.
+func (p *process) Write(b []byte) (int, error) { return p.master.Write(b) }
+
+// CloseInput types the terminal's end-of-file character (normally ^D). A pty
+// has no input stream to close; this is what a person would do, and it ends
+// the input of a program reading lines (canonical mode) at the start of a
+// line. A program that put the terminal in raw mode just receives the byte.
+func (p *process) CloseInput() error {
+	eof := byte(4)
+	raw, err := p.master.SyscallConn()
+	if err != nil {
+		return err
+	}
+	// The master reports the termios of the terminal's other end.
+	_ = raw.Control(func(fd uintptr) {
+		if t, err := unix.IoctlGetTermios(int(fd), getTermios); err == nil && t.Cc[unix.VEOF] != 0 {
+			eof = t.Cc[unix.VEOF]
+		}
+	})
+	_, err = p.master.Write([]byte{eof})
+	return err
+}
+
+// Resize sets the window size; the kernel sends SIGWINCH to the terminal's
+// foreground process group.
+func (p *process) Resize(cols, rows uint16) error {
+	raw, err := p.master.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ioErr error
+	// Not pty.Setsize: it goes through Fd(), which would make the master
+	// blocking again (see pollable).
+	if err := raw.Control(func(fd uintptr) {
+		ioErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Col: cols, Row: rows})
+	}); err != nil {
+		return err
+	}
+	if ioErr != nil {
+		return fmt.Errorf("pty: resize to %dx%d: %w", cols, rows, ioErr)
+	}
+	return nil
+}
+
+// Signal sends sig to the child's process group. Once the group is empty it
+// returns an error that wraps os.ErrProcessDone.
+func (p *process) Signal(sig syscall.Signal) error {
+	pid := p.Pid()
+	if pid <= 0 {
+		// kill(-0) would signal the daemon's own process group.
+		return ports.ErrNoProcess
+	}
+	err := unix.Kill(-pid, sig)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.ESRCH):
+		return fmt.Errorf("pty: %s to process group %d: %w", signalName(sig), pid, os.ErrProcessDone)
+	default:
+		return fmt.Errorf("pty: %s to process group %d: %w", signalName(sig), pid, err)
+	}
+}
+
+// Wait returns the exit status once the child has exited.
+func (p *process) Wait() terminal.ExitStatus {
+	<-p.done
+	return p.status
+}
+
+// Pid is the child's pid, which is also its process group and session id.
+func (p *process) Pid() int {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// IsPTY is true.
+func (p *process) IsPTY() bool { return true }
+
+// Close closes the master. If the child still runs, the kernel hangs up its
+// terminal (SIGHUP to the foreground group); Close itself signals nothing.
+func (p *process) Close() error {
+	p.closeOnce.Do(func() { p.closeErr = p.master.Close() })
+	return p.closeErr
+}
+
+// exitStatus normalises how the child ended, once, for everyone who waits.
+func exitStatus(state *os.ProcessState) terminal.ExitStatus {
+	if state == nil {
+		return terminal.CouldNotStart()
+	}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return terminal.KilledBy(signalName(ws.Signal()))
+	}
+	return terminal.ExitedWith(state.ExitCode())
+}
+
+func signalName(sig syscall.Signal) string {
+	if name := unix.SignalName(sig); name != "" {
+		return name
+	}
+	// Real-time signals have no name in x/sys.
+	return "SIG" + strconv.Itoa(int(sig))
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is everything a daemon run is set with: the embedded defaults, then
+// the YAML file, then flags.
+type Config struct {
+	// Listen is the address to serve on.
+	Listen string `yaml:"listen"`
+	// DataDir holds the daemon's state.
+	DataDir string `yaml:"data_dir"`
+	// Shell is the shell terminals open; empty means $SHELL, else /bin/sh.
+	Shell string `yaml:"shell"`
+	// ScrollbackChars bounds each terminal's scrollback.
+	ScrollbackChars int `yaml:"scrollback_chars"`
+	// StopGrace is how long stopping waits between SIGTERM and SIGKILL.
+	StopGrace time.Duration `yaml:"stop_grace"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `yaml:"log_level"`
+}
+
+// defaultConfig is the embedded default: a working daemon with no file.
+func defaultConfig() Config {
+	return Config{
+		Listen:          "127.0.0.1:7681",
+		ScrollbackChars: 200_000,
+		StopGrace:       5 * time.Second,
+		LogLevel:        "info",
+	}
+}
+
+// loadConfig reads the YAML file at path over the defaults. An unknown key
+// is an error that names it.
+func loadConfig(path string) (Config, error) {
+	cfg := defaultConfig()
+	if path == "" {
+		return cfg, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, fmt.Errorf("read config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// configFromFlags loads the config named by --config and applies the flags
+// the user set, then resolves the data directory.
+func configFromFlags(cmd *cobra.Command) (Config, error) {
+	path, _ := cmd.Flags().GetString("config")
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return cfg, err
+	}
+	if f := cmd.Flags().Lookup("listen"); f != nil && f.Changed {
+		cfg.Listen = f.Value.String()
+	}
+	if f := cmd.Flags().Lookup("data-dir"); f != nil && f.Changed {
+		cfg.DataDir = f.Value.String()
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir, err = defaultDataDir()
+		if err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+// defaultDataDir is $SHELLGATE_DATA_DIR, else $XDG_DATA_HOME/shellgate, else
+// ~/.local/share/shellgate.
+func defaultDataDir() (string, error) {
+	if d := os.Getenv("SHELLGATE_DATA_DIR"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "shellgate"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no data directory: set --data-dir or SHELLGATE_DATA_DIR (%w)", err)
+	}
+	return filepath.Join(home, ".local", "share", "shellgate"), nil
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+
+	"github.com/shellgate/shellgate/adapters/ahp"
+	"github.com/shellgate/shellgate/adapters/clock"
+	"github.com/shellgate/shellgate/adapters/metrics"
+	"github.com/shellgate/shellgate/adapters/spawner/local"
+	"github.com/shellgate/shellgate/adapters/transport/websocket"
+	"github.com/shellgate/shellgate/app/hub"
+	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/ports"
+)
+
+// daemon is a running (or ready) fx app with the address it bound.
+type daemon struct {
+	*fx.App
+	server *httpServer
+}
+
+// boundAddr is the address the daemon listens on, once started.
+func boundAddr(d *daemon) string { return d.server.Addr() }
+
+// daemonOptions is the production graph; tests add fx.Decorate/fx.Replace
+// options after it to swap pieces.
+func daemonOptions(cfg Config, logOut io.Writer) fx.Option {
+	return fx.Options(
+		fx.Supply(cfg),
+		fx.Provide(func() *slog.Logger { return newLogger(cfg.LogLevel, logOut) }),
+		fx.WithLogger(func(l *slog.Logger) fxevent.Logger {
+			fl := &fxevent.SlogLogger{Logger: l}
+			fl.UseLogLevel(slog.LevelDebug)
+			return fl
+		}),
+		fx.StopTimeout(cfg.StopGrace+10*time.Second),
+		fx.Provide(
+			fx.Annotate(clock.System, fx.As(new(ports.Clock))),
+			fx.Annotate(local.New, fx.As(new(ports.Spawner))),
+			terminalsConfig,
+			metrics.New,
+			newWebSocketServer,
+			newProtocolServer,
+			newMux,
+			newHTTPServer,
+		),
+		hub.Module,
+		terminals.Module,
+		fx.Invoke(serveProtocol),
+		fx.Invoke(func(*httpServer) {}),
+	)
+}
+
+func newDaemon(cfg Config, logOut io.Writer, extra ...fx.Option) *daemon {
+	d := &daemon{}
+	d.App = fx.New(daemonOptions(cfg, logOut), fx.Options(extra...), fx.Populate(&d.server))
+	return d
+}
+
+func terminalsConfig(cfg Config) terminals.Config {
+	dir, _ := os.Getwd()
+	return terminals.Config{
+		Shell:           cfg.Shell,
+		Env:             os.Environ(),
+		Dir:             dir,
+		ScrollbackLimit: cfg.ScrollbackChars,
+		StopGrace:       cfg.StopGrace,
+	}
+}
+
+func newLogger(level string, out io.Writer) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: l}))
+}
+
+func newWebSocketServer(log *slog.Logger) (*websocket.Server, error) {
+	return websocket.New(websocket.Options{Logger: log})
+}
+
+func newProtocolServer(host *terminals.Host, clk ports.Clock, log *slog.Logger, m *metrics.Metrics) *ahp.Server {
+	return ahp.NewServer(host, clk, log, ahp.Options{Metrics: m})
+}
+
+// serveProtocol accepts WebSocket connections for the protocol server from
+// start until stop; stopping closes every client with a reason before the
+// terminals are ended.
+func serveProtocol(lc fx.Lifecycle, ws *websocket.Server, srv *ahp.Server) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			go func() {
+				defer close(done)
+				_ = srv.ServeListener(ctx, ws)
+			}()
+			return nil
+		},
+		OnStop: func(context.Context) error {
+			_ = ws.Close()
+			cancel()
+			<-done
+			srv.Close("shellgate is stopping")
+			return nil
+		},
+	})
+}
+
+func newMux(ws *websocket.Server, m *metrics.Metrics) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.Handle("GET /metrics", m.Handler())
+	mux.Handle("/", ws)
+	return mux
+}
+
+// httpServer binds in OnStart and serves in a goroutine until OnStop.
+type httpServer struct {
+	srv *http.Server
+	ln  net.Listener
+	log *slog.Logger
+}
+
+// Addr is the bound address ("" before start).
+func (s *httpServer) Addr() string {
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+func newHTTPServer(lc fx.Lifecycle, cfg Config, mux *http.ServeMux, log *slog.Logger) *httpServer {
+	s := &httpServer{
+		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
+		log: log,
+	}
+	served := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error {
+			ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Listen)
+			if err != nil {
+				return err
+			}
+			s.ln = ln
+			go func() {
+				defer close(served)
+				if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					log.Error("http server stopped", "err", err)
+				}
+			}()
+			log.Info("listening", "addr", ln.Addr().String(), "loopback", isLoopback(ln.Addr()))
+			return nil
+		},
+		OnStop: func(ctx context.Context) error {
+			err := s.srv.Shutdown(ctx)
+			<-served
+			return err
+		},
+	})
+	return s
+}
+
+func isLoopback(a net.Addr) bool {
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}

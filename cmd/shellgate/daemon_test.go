@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/fx"
+	"go.uber.org/goleak"
+
+	"github.com/shellgate/shellgate/adapters/spawner/fake"
+	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/domain/terminal"
+	"github.com/shellgate/shellgate/ports"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func testConfig(t *testing.T) Config {
+	cfg := defaultConfig()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	cfg.LogLevel = "error"
+	return cfg
+}
+
+func TestProductionGraphValidates(t *testing.T) {
+	require.NoError(t, fx.ValidateApp(daemonOptions(testConfig(t), io.Discard)))
+}
+
+func TestDaemonStartsServesHealthAndStopsCleanly(t *testing.T) {
+	d := newDaemon(testConfig(t), io.Discard)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, d.Start(ctx))
+	resp, err := http.Get("http://" + boundAddr(d) + "/healthz")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "ok\n", string(body))
+	require.NoError(t, d.Stop(ctx))
+}
+
+func TestSpawnerSwapsForTheFakeInOneLine(t *testing.T) {
+	sp := fake.New()
+	var host *terminals.Host
+	d := newDaemon(testConfig(t), io.Discard,
+		fx.Decorate(func(ports.Spawner) ports.Spawner { return sp }),
+		fx.Populate(&host),
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, d.Start(ctx))
+	term, err := host.Create(ctx, terminals.Spec{URI: "ahp-terminal:/f", Claim: terminal.ClientHolds("c")})
+	require.NoError(t, err)
+	require.NotNil(t, term)
+	require.NoError(t, d.Stop(ctx))
+	require.Len(t, sp.Processes(), 1, "the host spawned through the fake")
+}

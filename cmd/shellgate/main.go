@@ -1,0 +1,63 @@
+// Command shellgate serves terminals to people and to AI agents.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run executes the CLI and returns the process exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(ctx); err != nil {
+		var ec exitCodeError
+		if asExitCode(err, &ec) {
+			return int(ec)
+		}
+		fmt.Fprintln(stderr, "shellgate:", err)
+		return 1
+	}
+	return 0
+}
+
+// exitCodeError lets a command end the process with a chosen code.
+type exitCodeError int
+
+func (e exitCodeError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func asExitCode(err error, target *exitCodeError) bool {
+	ec, ok := err.(exitCodeError)
+	if ok {
+		*target = ec
+	}
+	return ok
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "shellgate",
+		Short:         "Serve terminals to people and AI agents, with a gate in front of every command",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().String("data-dir", "", "where shellgate keeps its state (default $SHELLGATE_DATA_DIR, else the per-user data directory)")
+	root.PersistentFlags().String("config", "", "a YAML config file")
+	root.AddCommand(newServeCmd())
+	return root
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func newServeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the daemon in the foreground",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := configFromFlags(cmd)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+				return fmt.Errorf("data directory: %w", err)
+			}
+			app := newDaemon(cfg, cmd.ErrOrStderr())
+			if err := app.Start(cmd.Context()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "shellgate serving on http://%s (data in %s)\n", boundAddr(app), cfg.DataDir)
+			<-cmd.Context().Done()
+			fmt.Fprintln(cmd.OutOrStdout(), "shellgate stopping: ending every terminal")
+			ctx, cancel := context.WithTimeout(context.Background(), cfg.StopGrace+10*time.Second)
+			defer cancel()
+			return app.Stop(ctx)
+		},
+	}
+	cmd.Flags().String("listen", "127.0.0.1:7681", "address to listen on (loopback by default)")
+	return cmd
+}
