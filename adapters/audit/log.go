@@ -1,0 +1,176 @@
+// Package audit is the append-only JSON-lines audit log (seed 002, "Audit
+// Logging"): one record per line, written and synced to disk before Record
+// returns, and read back with filters for `shellgate audit`.
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/shellgate/shellgate/ports"
+)
+
+// ErrClosed is returned by Record once the log has been closed.
+var ErrClosed = errors.New("audit log is closed")
+
+// file is what the log needs of an *os.File; tests put a failing one in.
+type file interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+// Log is an open audit log. It implements ports.AuditSink and is safe for
+// concurrent use: one mutex orders the records, so lines never interleave.
+//
+// Every Record writes one line and fsyncs it before returning. On the
+// project's build host (ext4 on a virtio disk, BenchmarkRecord) a record
+// takes 0.5–0.8 ms with the fsync and 3–9 µs without it; under the one mutex
+// that caps the log near 1,500 records a second. An agent command costs a
+// `$SHELL -c` spawn (about 16 ms for `sh -c true` on the same host) and
+// writes one to three records, so the sync adds a few percent at most and
+// there is deliberately no option to skip it: a record a crash can take back
+// is not one the caller may answer after.
+type Log struct {
+	path string
+
+	mu sync.Mutex
+	f  file // nil once closed
+	// torn is set when a write failed part-way: the file may end inside a
+	// line, so the next record starts with a newline to stay whole.
+	torn bool
+	// broken is the sync failure that made the log unusable. After a failed
+	// fsync the kernel may already have dropped the unwritten pages and a
+	// later fsync can report success for data that is gone, so no later
+	// record can be trusted durable: every Record fails from then on.
+	broken error
+}
+
+var _ ports.AuditSink = (*Log)(nil)
+
+// Open opens the log at path for appending, creating it owner-only (0600).
+// It refuses a path that is not a regular file, and an existing log that
+// others can read or anyone but the owner can write: commands are recorded
+// as typed, and a log others can edit proves nothing. The parent directory
+// must exist.
+func Open(path string) (*Log, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	torn, err := check(f, path)
+	if err == nil {
+		// A new file's name is only durable once its directory is synced;
+		// without this a crash could lose the whole log, synced records and all.
+		err = syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return &Log{path: path, f: f, torn: torn}, nil
+}
+
+// check vets an opened log and reports whether it ends inside a line (a
+// crash mid-write), so the first record starts on a fresh line.
+func check(f *os.File, path string) (torn bool, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("audit log %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return false, fmt.Errorf("audit log %s is not a regular file (%s); give a file path", path, fi.Mode().Type())
+	}
+	if perm := fi.Mode().Perm(); perm&0o026 != 0 {
+		return false, fmt.Errorf("audit log %s has mode %04o, so others can read or change it; run chmod 600 %s", path, perm, path)
+	}
+	if fi.Size() == 0 {
+		return false, nil
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, fi.Size()-1); err != nil {
+		return false, fmt.Errorf("audit log %s: read last byte: %w", path, err)
+	}
+	return last[0] != '\n', nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync audit log directory: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync audit log directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Path is the file the log writes to.
+func (l *Log) Path() string { return l.path }
+
+// Record appends e as one line and syncs it to disk before returning. An
+// error means the record may not be on disk and the caller must not go on
+// as if audited. ctx is checked before writing; once the write has started it
+// runs to the end, since half a record is worse than a late one.
+func (l *Log) Record(ctx context.Context, e ports.AuditEvent) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("audit record not written: %w", context.Cause(ctx))
+	}
+	b, err := encode(e)
+	if err != nil {
+		return err
+	}
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.f == nil:
+		return ErrClosed
+	case l.broken != nil:
+		return fmt.Errorf("audit log %s is unusable since a sync failed (%w); nothing more can be recorded until shellgate restarts with a working disk", l.path, l.broken)
+	}
+	// The wait for the lock may have outlived the caller.
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("audit record not written: %w", context.Cause(ctx))
+	}
+	if l.torn {
+		b = append([]byte{'\n'}, b...)
+	}
+	// One write per record: with O_APPEND the kernel places it at the end
+	// even if another process appends too.
+	n, err := l.f.Write(b)
+	if err != nil {
+		if n > 0 {
+			l.torn = true
+		}
+		return fmt.Errorf("write audit log %s: %w", l.path, err)
+	}
+	l.torn = false
+	if err := l.f.Sync(); err != nil {
+		l.broken = err
+		return fmt.Errorf("sync audit log %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// Close closes the log; later Records fail with ErrClosed. Closing twice is
+// harmless.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	if err != nil {
+		return fmt.Errorf("close audit log %s: %w", l.path, err)
+	}
+	return nil
+}
