@@ -89,7 +89,10 @@ func NewServer(host *terminals.Host, clock ports.Clock, log *slog.Logger, opts O
 }
 
 // ServeListener accepts connections until ctx ends or the listener closes.
+// Ending ctx stops accepting; the connections already served run on until
+// Close ends them with a reason.
 func (s *Server) ServeListener(ctx context.Context, ln ports.Listener) error {
+	connCtx := context.WithoutCancel(ctx)
 	for {
 		c, err := ln.Accept(ctx)
 		if err != nil {
@@ -101,7 +104,7 @@ func (s *Server) ServeListener(ctx context.Context, ln ports.Listener) error {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.Serve(ctx, c)
+			s.Serve(connCtx, c)
 		}()
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/shellgate/shellgate/adapters/transport/memory"
 	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/domain/terminal"
 	"github.com/shellgate/shellgate/ports"
 )
 
@@ -289,3 +290,5 @@ func TestRejectedDispatchIsEchoedToTheSenderAlone(t *testing.T) {
 	got := b.next("rename", func(m map[string]any) bool { return m["method"] == "action" })
 	require.Equal(t, "terminal/titleChanged", got["params"].(map[string]any)["action"].(map[string]any)["type"])
 }
+
+func claimOf(id string) terminal.Claim { return terminal.ClientHolds(id) }

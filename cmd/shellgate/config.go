@@ -26,6 +26,9 @@ type Config struct {
 	ScrollbackChars int `yaml:"scrollback_chars"`
 	// StopGrace is how long stopping waits between SIGTERM and SIGKILL.
 	StopGrace time.Duration `yaml:"stop_grace"`
+	// ClientQueueBytes bounds how far one client may fall behind before it
+	// is closed with a reason.
+	ClientQueueBytes int `yaml:"client_queue_bytes"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `yaml:"log_level"`
 }
@@ -33,10 +36,11 @@ type Config struct {
 // defaultConfig is the embedded default: a working daemon with no file.
 func defaultConfig() Config {
 	return Config{
-		Listen:          "127.0.0.1:7681",
-		ScrollbackChars: 200_000,
-		StopGrace:       5 * time.Second,
-		LogLevel:        "info",
+		Listen:           "127.0.0.1:7681",
+		ScrollbackChars:  200_000,
+		StopGrace:        5 * time.Second,
+		ClientQueueBytes: 8 << 20,
+		LogLevel:         "info",
 	}
 }
 

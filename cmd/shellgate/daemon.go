@@ -91,8 +91,8 @@ func newWebSocketServer(log *slog.Logger) (*websocket.Server, error) {
 	return websocket.New(websocket.Options{Logger: log})
 }
 
-func newProtocolServer(host *terminals.Host, clk ports.Clock, log *slog.Logger, m *metrics.Metrics) *ahp.Server {
-	return ahp.NewServer(host, clk, log, ahp.Options{Metrics: m})
+func newProtocolServer(cfg Config, host *terminals.Host, clk ports.Clock, log *slog.Logger, m *metrics.Metrics) *ahp.Server {
+	return ahp.NewServer(host, clk, log, ahp.Options{Metrics: m, QueueBytes: cfg.ClientQueueBytes})
 }
 
 // serveProtocol accepts WebSocket connections for the protocol server from

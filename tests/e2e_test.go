@@ -1,0 +1,380 @@
+// End-to-end tests: the real shellgate binary, a real WebSocket, real pipes
+// and ptys, driven by a client written from the protocol document.
+package tests
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/shellgate/shellgate/tests/ahpclient"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "shellgate-e2e")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "shellgate")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/shellgate")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building shellgate:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+const patience = 30 * time.Second
+
+// daemon is one running shellgate serve.
+type daemon struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	addr string
+	logs *strings.Builder
+}
+
+var servingLine = regexp.MustCompile(`serving on http://(\S+) `)
+
+func startDaemon(t *testing.T, extraArgs ...string) *daemon {
+	t.Helper()
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, extraArgs...)
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "SHELL=/bin/sh")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	logs := &strings.Builder{}
+	cmd.Stderr = &lockedWriter{w: logs}
+	require.NoError(t, cmd.Start())
+	d := &daemon{t: t, cmd: cmd, logs: logs}
+	lines := bufio.NewScanner(stdout)
+	found := make(chan string, 1)
+	go func() {
+		for lines.Scan() {
+			if m := servingLine.FindStringSubmatch(lines.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+		close(found)
+	}()
+	select {
+	case addr, ok := <-found:
+		require.True(t, ok, "shellgate exited before serving")
+		d.addr = addr
+	case <-time.After(patience):
+		t.Fatal("shellgate did not start")
+	}
+	t.Cleanup(d.stop)
+	return d
+}
+
+type lockedWriter struct {
+	w io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) { return l.w.Write(p) }
+
+// stop sends SIGTERM and expects a clean exit.
+func (d *daemon) stop() {
+	if d.cmd.ProcessState != nil {
+		return
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- d.cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(d.t, err, "shellgate should exit 0 on SIGTERM")
+	case <-time.After(patience):
+		_ = d.cmd.Process.Kill()
+		<-done
+		d.t.Fatal("shellgate did not stop within its grace period")
+	}
+}
+
+func (d *daemon) dial(t *testing.T, opts ahpclient.DialOptions) *ahpclient.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	c, err := ahpclient.Dial(ctx, "ws://"+d.addr+"/", opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func spawn(command string, pty bool) map[string]any {
+	return map[string]any{"shellgate/spawn": map[string]any{"command": command, "pty": pty}}
+}
+
+func TestHandshakeNegotiatesEachServedVersion(t *testing.T) {
+	d := startDaemon(t)
+	for _, tc := range []struct {
+		offered []string
+		want    string
+	}{
+		{[]string{"0.5.1"}, "0.5.1"},
+		{[]string{"0.9.0"}, "0.9.0"},
+		{[]string{"1.0.0", "0.9.0"}, "1.0.0"},
+	} {
+		c := d.dial(t, ahpclient.DialOptions{})
+		res, rpcErr, err := c.Initialize(ctxT(t), "v-"+tc.want, tc.offered, []string{ahpclient.RootChannel})
+		require.NoError(t, err)
+		require.Nil(t, rpcErr)
+		require.Equal(t, tc.want, res.ProtocolVersion)
+		rootSnap, found := res.Snapshot(ahpclient.RootChannel)
+		require.True(t, found)
+		root, err := rootSnap.Root()
+		require.NoError(t, err)
+		require.NotNil(t, root.Agents, "agents is always present")
+	}
+	c := d.dial(t, ahpclient.DialOptions{})
+	_, rpcErr, err := c.Initialize(ctxT(t), "old", []string{"0.4.0"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, -32005, rpcErr.Code)
+	require.Contains(t, string(rpcErr.Data), "supportedVersions")
+	require.NoError(t, c.WaitClosed(ctxT(t)), "the host closes after -32005")
+}
+
+func TestLiveOutputAfterTheSnapshotLosesAndDoublesNothing(t *testing.T) {
+	d := startDaemon(t)
+	c := d.dial(t, ahpclient.DialOptions{})
+	ctx := ctxT(t)
+	_, rpcErr, err := c.Initialize(ctx, "c1", nil, nil)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	// Numbers 1..3000, printed while we subscribe mid-stream.
+	rpcErr, err = c.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/count", Meta: spawn("i=1; while [ $i -le 3000 ]; do echo $i; i=$((i+1)); done", false)})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	snap, rpcErr, err := c.Subscribe(ctx, "ahp-terminal:/count")
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, err = c.WaitAction(ctx, func(e ahpclient.Envelope) bool { return e.Type == "terminal/exited" })
+	if state, serr := snap.Terminal(); serr == nil && state.Lifecycle != nil && state.Lifecycle.Status == "exited" {
+		err = nil // it finished before the snapshot
+	}
+	require.NoError(t, err)
+	text, err := ahpclient.TerminalText(snap, c.Actions())
+	require.NoError(t, err)
+	var want strings.Builder
+	for i := 1; i <= 3000; i++ {
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	require.Equal(t, want.String(), text)
+}
+
+func TestLateSubscriberGetsTheScrollbackAndTwoClientsSeeTheSameStream(t *testing.T) {
+	d := startDaemon(t)
+	a, b := d.dial(t, ahpclient.DialOptions{}), d.dial(t, ahpclient.DialOptions{})
+	ctx := ctxT(t)
+	for id, c := range map[string]*ahpclient.Client{"a": a, "b": b} {
+		_, rpcErr, err := c.Initialize(ctx, id, nil, nil)
+		require.NoError(t, err)
+		require.Nil(t, rpcErr)
+	}
+	rpcErr, err := a.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/shared", Meta: spawn("", true)})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, _, err = a.Subscribe(ctx, "ahp-terminal:/shared")
+	require.NoError(t, err)
+	_, err = a.Dispatch(ctx, "ahp-terminal:/shared", ahpclient.InputAction("echo before-$((40+2))\n"))
+	require.NoError(t, err)
+	_, err = a.WaitOutput(ctx, "ahp-terminal:/shared", "before-42")
+	require.NoError(t, err)
+
+	snap, rpcErr, err := b.Subscribe(ctx, "ahp-terminal:/shared")
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	state, err := snap.Terminal()
+	require.NoError(t, err)
+	require.Contains(t, state.Text(), "before-42", "a late subscriber gets the scrollback")
+	require.True(t, *state.IsPty)
+
+	_, err = a.Dispatch(ctx, "ahp-terminal:/shared", ahpclient.InputAction("echo after-$((50+5))\n"))
+	require.NoError(t, err)
+	for _, c := range []*ahpclient.Client{a, b} {
+		_, err := c.WaitOutput(ctx, "ahp-terminal:/shared", "after-55")
+		require.NoError(t, err)
+	}
+	for _, e := range b.Actions() {
+		require.NotEqual(t, "terminal/input", e.Type, "typed input is echoed to its sender alone")
+	}
+}
+
+func TestSlowClientIsDroppedWhileAnotherKeepsReceiving(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("client_queue_bytes: 2097152\n"), 0o600))
+	d := startDaemon(t, "--config", cfg)
+	ctx := ctxT(t)
+	fast := d.dial(t, ahpclient.DialOptions{})
+	slow := d.dial(t, ahpclient.DialOptions{})
+	_, _, err := fast.Initialize(ctx, "fast", nil, nil)
+	require.NoError(t, err)
+	_, _, err = slow.Initialize(ctx, "slow", nil, nil)
+	require.NoError(t, err)
+	rpcErr, err := fast.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/flood", Meta: spawn("read go; for i in $(seq 1 80); do head -c 200000 /dev/zero | tr '\\0' x; sleep 0.1; done; echo; echo flood-done", false)})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, _, err = fast.Subscribe(ctx, "ahp-terminal:/flood")
+	require.NoError(t, err)
+	_, _, err = slow.Subscribe(ctx, "ahp-terminal:/flood")
+	require.NoError(t, err)
+	slow.PauseReading()
+	_, err = fast.Dispatch(ctx, "ahp-terminal:/flood", ahpclient.InputAction("go\n"))
+	require.NoError(t, err)
+	_, err = fast.WaitOutput(ctx, "ahp-terminal:/flood", "flood-done")
+	require.NoError(t, err)
+	slow.ResumeReading()
+	require.NoError(t, slow.WaitClosed(ctx))
+	code, reason := slow.CloseStatus()
+	require.Equal(t, 1008, int(code))
+	require.Contains(t, reason, "behind")
+	select {
+	case <-fast.Closed():
+		t.Fatal("the client that kept reading was closed too")
+	default:
+	}
+	resp, err := http.Get("http://" + d.addr + "/metrics")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Contains(t, string(body), "shellgate_slow_clients_dropped_total 1")
+}
+
+func TestReconnectReplaysWhatWasMissed(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	c := d.dial(t, ahpclient.DialOptions{})
+	_, _, err := c.Initialize(ctx, "rc", nil, []string{ahpclient.RootChannel})
+	require.NoError(t, err)
+	rpcErr, err := c.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/r1", Meta: spawn("read x; echo got-$x", false)})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	rpcErr, err = c.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/r2"})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, _, err = c.Subscribe(ctx, "ahp-terminal:/r1")
+	require.NoError(t, err)
+	_, _, err = c.Subscribe(ctx, "ahp-terminal:/r2")
+	require.NoError(t, err)
+	lastSeen := c.LastServerSeq()
+	require.NoError(t, c.Close())
+
+	other := d.dial(t, ahpclient.DialOptions{})
+	_, _, err = other.Initialize(ctx, "other", nil, []string{ahpclient.RootChannel})
+	require.NoError(t, err)
+	_, err = other.Dispatch(ctx, "ahp-terminal:/r1", ahpclient.InputAction("yes\n"))
+	require.NoError(t, err)
+	rpcErr, err = other.DisposeTerminal(ctx, "ahp-terminal:/r2")
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	// Wait until r1 has exited, seen from the root list.
+	_, err = other.WaitAction(ctx, func(e ahpclient.Envelope) bool {
+		for _, ti := range e.View().Terminals {
+			if ti.Resource == "ahp-terminal:/r1" && ti.Lifecycle != nil && ti.Lifecycle.Status == "exited" {
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(t, err)
+
+	back := d.dial(t, ahpclient.DialOptions{})
+	res, rpcErr, err := back.Reconnect(ctx, "rc", lastSeen, []string{ahpclient.RootChannel, "ahp-terminal:/r1", "ahp-terminal:/r2"})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	require.Equal(t, "replay", res.Type)
+	require.Equal(t, []string{"ahp-terminal:/r2"}, res.Missing)
+	var text strings.Builder
+	sawExit := false
+	for _, e := range res.Actions {
+		require.Greater(t, e.ServerSeq, lastSeen)
+		if v := e.View(); e.Channel == "ahp-terminal:/r1" {
+			if v.Data != nil {
+				text.WriteString(*v.Data)
+			}
+			sawExit = sawExit || e.Type == "terminal/exited"
+		}
+	}
+	require.Equal(t, "got-yes\n", text.String())
+	require.True(t, sawExit)
+
+	stale := d.dial(t, ahpclient.DialOptions{})
+	res, rpcErr, err = stale.Reconnect(ctx, "rc", 0, []string{"ahp-terminal:/r1"})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	require.Contains(t, []string{"replay", "snapshot"}, res.Type)
+
+	nobody := d.dial(t, ahpclient.DialOptions{})
+	_, rpcErr, err = nobody.Reconnect(ctx, "never-seen", 0, nil)
+	require.NoError(t, err)
+	require.Equal(t, -32008, rpcErr.Code)
+}
+
+func TestOversizedFrameClosesOnlyThatConnection(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	big, ok := d.dial(t, ahpclient.DialOptions{}), d.dial(t, ahpclient.DialOptions{})
+	_, _, err := ok.Initialize(ctx, "ok", nil, nil)
+	require.NoError(t, err)
+	_ = big.Send(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"channel":"`+strings.Repeat("x", 5<<20)+`"}}`))
+	require.NoError(t, big.WaitClosed(ctx))
+	code, _ := big.CloseStatus()
+	require.Equal(t, 1009, int(code))
+	rpcErr, err := ok.Ping(ctx)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+}
+
+func TestStoppingTheDaemonEndsItsShells(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	c := d.dial(t, ahpclient.DialOptions{})
+	_, _, err := c.Initialize(ctx, "s", nil, nil)
+	require.NoError(t, err)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	rpcErr, err := c.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/bg", Meta: spawn(fmt.Sprintf("echo $$ > %s; sleep 300", pidFile), false)})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	var pid int
+	require.Eventually(t, func() bool {
+		raw, err := os.ReadFile(pidFile)
+		return err == nil && len(raw) > 0 && func() bool { _, e := fmt.Sscanf(string(raw), "%d", &pid); return e == nil }()
+	}, patience, 10*time.Millisecond)
+	d.stop()
+	require.Eventually(t, func() bool { return syscall.Kill(pid, 0) == syscall.ESRCH }, patience, 10*time.Millisecond)
+	require.NoError(t, c.WaitClosed(ctx))
+	code, reason := c.CloseStatus()
+	require.Equal(t, 1001, int(code))
+	require.NotEmpty(t, reason)
+}
