@@ -38,7 +38,7 @@ func mergeEnv(layers ...[]string) []string {
 }
 
 // quoteArgv turns an argv into a shell line that runs exactly that argv:
-// every word single-quoted, a quote inside spelled '\''.
+// every word single-quoted, a quote inside spelled '\”.
 func quoteArgv(argv []string) string {
 	var b strings.Builder
 	for i, w := range argv {
