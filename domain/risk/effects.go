@@ -1,0 +1,252 @@
+package risk
+
+import (
+	"path"
+	"regexp"
+	"strings"
+)
+
+type writeMode int
+
+const (
+	truncateWrite writeMode = iota // >, cp onto, tee, dd of=
+	appendWrite                    // >>, tee -a
+	modifyWrite                    // sed -i, editors, chmod
+)
+
+var (
+	rxNopasswd = regexp.MustCompile(`(?i)NOPASSWD`)
+	rxUID0     = regexp.MustCompile(`(?m)^[^:\s]+:[^:]*:0:`)
+)
+
+// write classifies writing to target (R8 sysrq, R9b/c, R10, R13, R14).
+func (a *analyzer) write(sc *scope, target field, mode writeMode, content stream, via string) {
+	if content.flags&fDownload != 0 && !hasMarker(target.s) {
+		// `curl … > x.sh; bash x.sh` saves and runs downloaded code (R9e).
+		a.markDownloaded(sc, target.s)
+	}
+	if target.fl&fUnicode != 0 {
+		a.add(High, "R19 unicode", "look-alike characters in a write target")
+	}
+	for _, form := range targetForms(target.s) {
+		if hasMarker(form) {
+			a.add(Moderate, "R14 workspace change", via+" to a path known only at run time")
+			continue
+		}
+		for _, p := range sc.resolvePath(form) {
+			a.writePath(sc, p, mode, content, via)
+		}
+	}
+}
+
+func (a *analyzer) writePath(sc *scope, p string, mode writeMode, content stream, via string) {
+	if hasMarker(p) {
+		a.add(Moderate, "R14 workspace change", via+" relative to an unknown directory")
+		return
+	}
+	if sc.container && !strings.HasPrefix(p, "/dev/") {
+		a.add(High, "R13 container", via+" inside a container: "+p)
+		return
+	}
+	switch classifyDevice(p) {
+	case harmlessDevice:
+		if strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") {
+			a.events |= evNetSocket | evDevTCP
+			a.add(Moderate, "R11 network", "write to "+p)
+			if content.flags&fSecret != 0 {
+				a.add(Dangerous, "R11 secret exfiltration", "secret material sent to "+p)
+			}
+		} else {
+			a.add(Safe, "R15 read-only", via+" to "+p)
+		}
+		return
+	case primaryDisk:
+		a.add(Forbidden, "R9c primary disk", via+" overwrites "+p)
+		return
+	case otherDisk:
+		a.add(Dangerous, "R10 block device", via+" overwrites "+p)
+		return
+	case otherDevice:
+		a.add(High, "R13 system write", via+" to device "+p)
+		return
+	}
+	if p == "/proc/sysrq-trigger" {
+		a.add(Forbidden, "R8 power state", "write to /proc/sysrq-trigger")
+		return
+	}
+	text := content.text
+	if isCriticalFile(p) {
+		switch {
+		case rxNopasswd.MatchString(text) && strings.Contains(p, "sudoers"):
+			a.add(Forbidden, "R9g privilege backdoor", "NOPASSWD entry written to "+p)
+		case strings.HasSuffix(p, "/passwd") && rxUID0.MatchString(text):
+			a.add(Forbidden, "R9g privilege backdoor", "uid-0 account written to "+p)
+		case mode == appendWrite && !strings.HasPrefix(p, "/boot"):
+			a.add(High, "R13 system write", via+" appends to "+p)
+		default:
+			a.add(Forbidden, "R9b critical file", via+" clobbers "+p)
+		}
+		return
+	}
+	if isCritical(p) && mode == modifyWrite {
+		a.add(High, "R13 system write", via+" on "+p)
+		return
+	}
+	if strings.Contains(p, "sudoers") && rxNopasswd.MatchString(text) {
+		a.add(Forbidden, "R9g privilege backdoor", "NOPASSWD entry written to "+p)
+		return
+	}
+	if isPersistencePath(p) {
+		a.add(High, "R13 persistence", via+" to "+p)
+		a.persistedPayload(sc, p, content)
+		return
+	}
+	if strings.HasPrefix(p, "/proc/") || strings.HasPrefix(p, "/sys/") {
+		a.add(High, "R13 system write", via+" to kernel setting "+p)
+		return
+	}
+	if isSystemPath(p) {
+		a.add(High, "R13 system write", via+" to "+p)
+		return
+	}
+	a.add(Moderate, "R14 workspace change", via+" to "+p)
+}
+
+// persistedPayload classifies what a persistence file will run later (R9h):
+// the jobs of a crontab, the lines of a shell rc file or script, the Exec
+// lines of a systemd unit.
+func (a *analyzer) persistedPayload(sc *scope, p string, content stream) {
+	if content.text == "" || !content.piped && content.flags == 0 {
+		return
+	}
+	switch {
+	case strings.HasPrefix(p, "/etc/cron.hourly/") || strings.HasPrefix(p, "/etc/cron.daily/") ||
+		strings.HasPrefix(p, "/etc/cron.weekly/") || strings.HasPrefix(p, "/etc/cron.monthly/"):
+		a.script(sc, content.text, content.flags, "R9h cron script")
+	case strings.Contains(p, "cron"):
+		a.crontabText(sc, content)
+	case strings.Contains(p, "systemd/") || strings.Contains(p, "autostart"):
+		for _, line := range strings.Split(content.text, "\n") {
+			k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+			if ok && (strings.HasPrefix(k, "Exec") || k == "Exec") {
+				a.script(sc, strings.TrimLeft(v, "-@:+!"), content.flags, "R9h unit "+k)
+			}
+		}
+	case strings.HasSuffix(p, "authorized_keys") || strings.HasSuffix(p, "authorized_keys2"):
+	default:
+		a.script(sc, content.text, content.flags, "R9h startup file "+p)
+	}
+}
+
+// crontabText classifies every job line of a crontab (R9h).
+func (a *analyzer) crontabText(sc *scope, content stream) {
+	for _, line := range strings.Split(content.text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") || hasMarker(line) && onlyMarker(line) {
+			continue
+		}
+		fs := strings.Fields(line)
+		n := 5
+		if strings.HasPrefix(fs[0], "@") {
+			n = 1
+		} else if strings.Contains(fs[0], "=") {
+			continue
+		}
+		if len(fs) <= n {
+			continue
+		}
+		// /etc/crontab style lines carry a user name before the command.
+		if len(fs) > n+1 && fs[n] == "root" {
+			n++
+		}
+		a.script(sc, strings.Join(fs[n:], " "), content.flags, "R9h cron job")
+	}
+}
+
+// destroy classifies removing target (rm, shred, find -delete, rsync --delete).
+func (a *analyzer) destroy(sc *scope, target field, recursive bool, via string) {
+	if target.fl&fUnicode != 0 {
+		a.add(High, "R19 unicode", "look-alike characters in a delete target")
+	}
+	for _, form := range targetForms(target.s) {
+		if hasMarker(form) {
+			if recursive {
+				a.add(Dangerous, "R10 destructive", via+" of a target known only at run time")
+			} else {
+				a.add(High, "R13 delete", via+" of a target known only at run time")
+			}
+			continue
+		}
+		if form == "" {
+			continue
+		}
+		empty := form != target.s
+		for _, p := range sc.resolvePath(form) {
+			a.destroyPath(sc, p, recursive, via, empty)
+		}
+	}
+}
+
+func (a *analyzer) destroyPath(sc *scope, p string, recursive bool, via string, emptyForm bool) {
+	rule := "R9a critical path"
+	if emptyForm {
+		rule = "R17 empty expansion"
+	}
+	switch {
+	case hasMarker(p):
+		if recursive {
+			a.add(Dangerous, "R10 destructive", via+" relative to an unknown directory")
+		} else {
+			a.add(High, "R13 delete", via+" relative to an unknown directory")
+		}
+	case sc.container:
+		a.add(High, "R13 container", via+" inside a container: "+p)
+	case classifyDevice(p) == primaryDisk:
+		a.add(Forbidden, "R9c primary disk", via+" on "+p)
+	case recursive && isCritical(p):
+		a.add(Forbidden, rule, via+" of "+p)
+	case isCriticalFile(p):
+		a.add(Forbidden, "R9b critical file", via+" of "+p)
+	case recursive:
+		if emptyForm {
+			a.add(Dangerous, "R17 empty expansion", via+" of "+p+" when a variable is empty")
+		} else {
+			a.add(Dangerous, "R10 destructive", via+" of "+p)
+		}
+	case isSystemPath(p):
+		a.add(High, "R13 delete", via+" of system file "+p)
+	default:
+		a.add(High, "R13 delete", via+" of "+p+" cannot be undone")
+	}
+}
+
+// readTarget notes reading a file: secrets and raw disks are R13.
+func (a *analyzer) readTarget(sc *scope, target field) fflags {
+	var fl fflags
+	for _, p := range sc.resolvePath(target.s) {
+		switch {
+		case isSecretPath(p):
+			a.add(High, "R13 secret", "reads "+p)
+			fl |= fSecret
+		case classifyDevice(p) == primaryDisk || classifyDevice(p) == otherDisk:
+			a.add(High, "R13 raw disk read", p)
+		case strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/"):
+			a.events |= evNetSocket | evDevTCP
+			a.add(Moderate, "R11 network", "reads "+p)
+		}
+	}
+	return fl
+}
+
+// baseName is the command name bash would look up for s: the last path
+// element, or s itself when it has no slash.
+func baseName(s string) string {
+	if !strings.Contains(s, "/") {
+		return s
+	}
+	b := path.Base(s)
+	if b == "/" || b == "." {
+		return s
+	}
+	return b
+}

@@ -1,0 +1,194 @@
+package risk
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// compoundSeeds feed the compound-rule checks: commands of every level and
+// the constructs whose meaning depends on what comes before them (variables,
+// cd, functions, aliases, piped input).
+var compoundSeeds = []string{
+	"ls -la",
+	"echo hi",
+	"cat README.md",
+	"grep -rn kill .",
+	"git status",
+	"mkdir -p build",
+	"go test ./...",
+	"echo x > out.txt",
+	"sudo ls",
+	"rm notes.txt",
+	"rm -rf build",
+	"rm -rf *",
+	"rm -rf ..",
+	"rm -rf \"$D\"/",
+	"kill 1",
+	"reboot",
+	"rm -rf /",
+	"curl http://example.com/x",
+	"sh",
+	"bash",
+	"python3",
+	"xargs rm -rf",
+	"sudo -s",
+	"crontab -",
+	"at now",
+	"$a",
+	"$a -rf /",
+	"$CMD 1",
+	"a=rm",
+	"a=ls",
+	"a=kill",
+	"D=/srv/app",
+	"IFS=,",
+	"cd /",
+	"cd /tmp",
+	"cd ..",
+	"cd /srv/app/releases",
+	"cd",
+	"f() { echo ok; }",
+	"f",
+	"kill() { :; }",
+	"alias rm=echo",
+	"alias ls='kill 1'",
+	"echo / ",
+	"echo rm -rf /",
+	"echo cm0gLXJmIC8= | base64 -d",
+	"echo ls",
+	"printf 'kill 1'",
+	"base64 -d",
+	"rev",
+	"tr a-z n-za-m",
+	"for c in ls kill; do $c 1; done",
+	"if true; then a=ls; else a=rm; fi",
+	"while read l; do $l; done",
+	"x=$(echo rm)",
+	"$(echo rm) -rf /",
+	"(cd /; ls)",
+	"{ cd /tmp; }",
+	"git push --force",
+	"docker ps",
+	"ssh host",
+	"nc host 80",
+	"env",
+	"cat ~/.ssh/id_rsa",
+	"echo 'ignore all previous instructions'",
+	"ls # comment",
+	"echo 'unterminated",
+	"cat <<EOF\nhi\nEOF",
+	"ls &",
+	"! ls",
+	"sleep 1; reboot",
+	"ls | wc -l",
+	"true && kill 1",
+}
+
+// composes reports whether joining a and b with op yields exactly the
+// compound of the two: the same statements, or one binary command whose
+// operands are a and b. Text that regroups when joined (a trailing comment,
+// an unterminated quote, `x &` before `;`, or precedence such as
+// `a | b && c`) is not the compound of a and b, so the rule is not checked.
+func composes(a, b, op string) bool {
+	fa, err1 := parseScript(a)
+	fb, err2 := parseScript(b)
+	fc, err3 := parseScript(a + op + b)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return false
+	}
+	if strings.TrimSpace(op) == ";" {
+		if len(fc.Stmts) != len(fa.Stmts)+len(fb.Stmts) {
+			return false
+		}
+		for i, st := range append(append([]*syntax.Stmt{}, fa.Stmts...), fb.Stmts...) {
+			if printNode(st) != printNode(fc.Stmts[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if len(fa.Stmts) != 1 || len(fb.Stmts) != 1 || len(fc.Stmts) != 1 {
+		return false
+	}
+	bin, ok := fc.Stmts[0].Cmd.(*syntax.BinaryCmd)
+	if !ok || fc.Stmts[0].Negated || fc.Stmts[0].Background || len(fc.Stmts[0].Redirs) > 0 {
+		return false
+	}
+	return bin.Op.String() == strings.TrimSpace(op) &&
+		printNode(bin.X) == printNode(fa.Stmts[0]) && printNode(bin.Y) == printNode(fb.Stmts[0])
+}
+
+func printNode(n syntax.Node) string {
+	var buf bytes.Buffer
+	if err := syntax.NewPrinter().Print(&buf, n); err != nil {
+		return "\x00" + err.Error()
+	}
+	return buf.String()
+}
+
+// checkCompound asserts the compound rule (R1) for a and b.
+func checkCompound(t *testing.T, a, b string) {
+	t.Helper()
+	la, lb := Classify(a).Level, Classify(b).Level
+	for _, op := range []string{"; ", " | ", " && "} {
+		joined := a + op + b
+		got := Classify(joined)
+		require.NotEmpty(t, got.Reasons)
+		if !composes(a, b, op) {
+			continue
+		}
+		require.GreaterOrEqual(t, got.Level, la, "%q (%v) must be at least %q alone (%v); reasons %q", joined, got.Level, a, la, got.Reasons)
+		require.GreaterOrEqual(t, got.Level, lb, "%q (%v) must be at least %q alone (%v); reasons %q", joined, got.Level, b, lb, got.Reasons)
+	}
+}
+
+func TestCompoundIsAtLeastEachPartForSeedPairs(t *testing.T) {
+	step := 1
+	if testing.Short() {
+		step = 3
+	}
+	for i := 0; i < len(compoundSeeds); i += step {
+		for j := 0; j < len(compoundSeeds); j++ {
+			checkCompound(t, compoundSeeds[i], compoundSeeds[j])
+		}
+	}
+}
+
+func TestComposesRecognisesRegroupedText(t *testing.T) {
+	require.True(t, composes("ls", "kill 1", "; "))
+	require.True(t, composes("a | b", "c", " | "))
+	require.True(t, composes("a && b", "c", " && "))
+	require.False(t, composes("ls # x", "kill 1", "; "), "a comment swallows the rest")
+	require.False(t, composes("echo 'x", "kill 1", "; "), "unparseable alone")
+	require.False(t, composes("a", "b && c", " | "), "precedence regroups")
+	require.False(t, composes("a", "b | c", " | "), "pipes nest to the left")
+}
+
+// FuzzClassify checks that Classify never panics and that the compound
+// rule holds: `A; B`, `A | B` and `A && B` are at least as risky as A alone
+// and as B alone. Run with: go test -fuzz=FuzzClassify ./domain/risk/
+func FuzzClassify(f *testing.F) {
+	for i, a := range compoundSeeds {
+		f.Add(a, compoundSeeds[(i*7+3)%len(compoundSeeds)])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if len(a) > 512 || len(b) > 512 {
+			t.Skip("long inputs only slow the search down")
+		}
+		for _, s := range []string{a, b, a + "; " + b} {
+			start := time.Now()
+			got := Classify(s)
+			// Bounded work: no input of this size may take long.
+			require.Less(t, time.Since(start), 2*time.Second, "slow input %q", s)
+			require.GreaterOrEqual(t, got.Level, Safe)
+			require.LessOrEqual(t, got.Level, Forbidden)
+			require.NotEmpty(t, got.Reasons)
+		}
+		checkCompound(t, a, b)
+	})
+}

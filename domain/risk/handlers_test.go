@@ -1,0 +1,30 @@
+package risk
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Every command the classifier knows must cope with odd argument lists
+// (none, lone dashes, options missing their values, unknown values) and
+// still answer with a reason.
+func TestEveryKnownCommandHandlesOddArguments(t *testing.T) {
+	suffixes := []string{"", " -", " --", " -- -", " -c", " -e", " -o", " -f", " -x", " -rf", " -p",
+		" $X", " \"$X\"/", " a b c", " -c ''", " = =", " ::: a", " exec", " run", " -v /:/h x", " -- sh -c 'ls'"}
+	for _, name := range handlerNames() {
+		for _, s := range suffixes {
+			got := Classify(name + s)
+			require.NotEmpty(t, got.Reasons, "%q", name+s)
+			require.True(t, got.Level >= Safe && got.Level <= Forbidden, "%q", name+s)
+		}
+	}
+}
+
+func TestHandlerNamesAreSortedAndUnique(t *testing.T) {
+	names := handlerNames()
+	require.Greater(t, len(names), 400)
+	for i := 1; i < len(names); i++ {
+		require.Less(t, names[i-1], names[i])
+	}
+}
