@@ -57,6 +57,7 @@ func daemonOptions(cfg Config, logOut io.Writer) fx.Option {
 		),
 		hub.Module,
 		terminals.Module,
+		agentOptions(cfg),
 		fx.Invoke(serveProtocol),
 		fx.Invoke(func(*httpServer) {}),
 	)
@@ -119,8 +120,26 @@ func serveProtocol(lc fx.Lifecycle, ws *websocket.Server, srv *ahp.Server) {
 	})
 }
 
-func newMux(ws *websocket.Server, m *metrics.Metrics) *http.ServeMux {
+// Route is one HTTP handler a module adds to the daemon's listener; provide
+// it with fx.ResultTags(`group:"routes"`).
+type Route struct {
+	Pattern string
+	Handler http.Handler
+}
+
+type muxParams struct {
+	fx.In
+	WS      *websocket.Server
+	Metrics *metrics.Metrics
+	Routes  []Route `group:"routes"`
+}
+
+func newMux(p muxParams) *http.ServeMux {
+	ws, m := p.WS, p.Metrics
 	mux := http.NewServeMux()
+	for _, r := range p.Routes {
+		mux.Handle(r.Pattern, r.Handler)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
