@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/shellgate/shellgate/adapters/userstore"
 	"github.com/shellgate/shellgate/tests/ahpclient"
 )
 
@@ -52,29 +54,53 @@ const patience = 30 * time.Second
 
 // daemon is one running shellgate serve.
 type daemon struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	addr string
-	logs *strings.Builder
+	t       *testing.T
+	cmd     *exec.Cmd
+	addr    string
+	logs    *strings.Builder
+	stdout  *strings.Builder
+	dataDir string
+	// token is the admin's, from a users file made before the start.
+	token string
 }
 
 var servingLine = regexp.MustCompile(`serving on http://(\S+) `)
 
+// startDaemon runs shellgate serve with a users file holding one admin.
 func startDaemon(t *testing.T, extraArgs ...string) *daemon {
 	t.Helper()
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, extraArgs...)
+	dataDir := t.TempDir()
+	store, err := userstore.Open(filepath.Join(dataDir, "users.yaml"))
+	require.NoError(t, err)
+	token, created, err := store.Bootstrap("admin")
+	require.NoError(t, err)
+	require.True(t, created)
+	d := startDaemonIn(t, dataDir, extraArgs...)
+	d.token = token
+	return d
+}
+
+// startDaemonIn runs shellgate serve on dataDir as it is.
+func startDaemonIn(t *testing.T, dataDir string, extraArgs ...string) *daemon {
+	t.Helper()
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir}, extraArgs...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "SHELL=/bin/sh")
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	logs := &strings.Builder{}
-	cmd.Stderr = &lockedWriter{w: logs}
+	lw := &lockedWriter{w: logs}
+	cmd.Stderr = lw
 	require.NoError(t, cmd.Start())
-	d := &daemon{t: t, cmd: cmd, logs: logs}
+	out := &strings.Builder{}
+	d := &daemon{t: t, cmd: cmd, logs: logs, stdout: out, dataDir: dataDir}
 	lines := bufio.NewScanner(stdout)
 	found := make(chan string, 1)
 	go func() {
 		for lines.Scan() {
+			lw.mu.Lock()
+			out.WriteString(lines.Text() + "\n")
+			lw.mu.Unlock()
 			if m := servingLine.FindStringSubmatch(lines.Text()); m != nil {
 				found <- m[1]
 			}
@@ -92,11 +118,25 @@ func startDaemon(t *testing.T, extraArgs ...string) *daemon {
 	return d
 }
 
+// lockedWriter guards the daemon's captured output; read it with logText.
 type lockedWriter struct {
-	w io.Writer
+	mu sync.Mutex
+	w  io.Writer
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) { return l.w.Write(p) }
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// output returns what the daemon printed so far: stdout and its log.
+func (d *daemon) output() (stdout, logs string) {
+	lw := d.cmd.Stderr.(*lockedWriter)
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return d.stdout.String(), d.logs.String()
+}
 
 // stop sends SIGTERM and expects a clean exit.
 func (d *daemon) stop() {
@@ -116,7 +156,17 @@ func (d *daemon) stop() {
 	}
 }
 
+// dial connects as the admin unless opts names another token.
 func (d *daemon) dial(t *testing.T, opts ahpclient.DialOptions) *ahpclient.Client {
+	t.Helper()
+	if opts.Token == "" && opts.QueryToken == "" {
+		opts.Token = d.token
+	}
+	return d.dialRaw(t, opts)
+}
+
+// dialRaw connects with exactly opts (no token unless it names one).
+func (d *daemon) dialRaw(t *testing.T, opts ahpclient.DialOptions) *ahpclient.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()

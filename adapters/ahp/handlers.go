@@ -28,6 +28,7 @@ var methods = map[string]func(c *conn, ctx context.Context, m message) (any, *Er
 	"createTerminal":  (*conn).createTerminal,
 	"disposeTerminal": (*conn).disposeTerminal,
 	"dispatchAction":  (*conn).dispatchAction,
+	"authenticate":    (*conn).authenticate,
 }
 
 // Methods lists every method the router serves (the gate's classification
@@ -39,6 +40,15 @@ func Methods() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// DispatchableActions lists every action type the router applies for a
+// client.
+func DispatchableActions() []string {
+	return []string{
+		terminal.TypeInput, terminal.TypeResized, terminal.TypeClaimed,
+		terminal.TypeTitleChanged, terminal.TypeCleared, "root/configChanged",
+	}
 }
 
 // beforeInitialize are served on a connection that has not yet introduced
@@ -72,6 +82,12 @@ func (c *conn) handle(ctx context.Context, frame []byte) {
 			c.reply(m.ID, nil, errorf(CodeMethodNotFound, "This host does not serve %s yet", m.Method))
 		}
 		return
+	}
+	if m.isRequest() {
+		if gerr := c.srv.gate.Command(c.who(), m.Method); gerr != nil {
+			c.reply(m.ID, nil, c.gateError(gerr))
+			return
+		}
 	}
 	result, err := handler(c, ctx, m)
 	if !m.isRequest() {
@@ -136,8 +152,11 @@ func (c *conn) initialize(_ context.Context, m message) (any, *Error) {
 		}, closeAfter: "none of the offered protocol versions is supported"})
 		return answered, nil
 	}
+	if err := c.bindClientID(clientID); err != nil {
+		return nil, err
+	}
 	c.introduce(clientID, version)
-	c.srv.host.SubscribeAll(c.sub, uniq(initial), func(snaps []terminals.ChannelSnapshot, seq uint64) {
+	c.srv.host.SubscribeAll(c.sub, c.readable(uniq(initial)), func(snaps []terminals.ChannelSnapshot, seq uint64) {
 		res := initializeResult{
 			ProtocolVersion: version, ServerSeq: seq, Snapshots: c.wireSnapshots(snaps, seq),
 			ServerInfo:       serverInfo{Name: "shellgate", Version: c.srv.opts.ServerVersion},
@@ -212,8 +231,20 @@ func (c *conn) reconnect(_ context.Context, m message) (any, *Error) {
 	if rec == nil {
 		return nil, errorf(CodeNotFound, "%s is not a client this host has seen; initialize instead", clientID)
 	}
+	if err := c.bindClientID(clientID); err != nil {
+		return nil, errorf(CodeNotFound, "%s is not a client you may resume; initialize instead", clientID)
+	}
 	c.introduce(clientID, version)
-	c.srv.host.Resume(c.sub, uint64(lastSeen), uniq(subs), func(r terminals.ResumeResult) {
+	wanted := uniq(subs)
+	readable := c.readable(wanted)
+	unreadable := []string{}
+	for _, ch := range wanted {
+		if !contains(readable, ch) {
+			unreadable = append(unreadable, ch)
+		}
+	}
+	c.srv.host.Resume(c.sub, uint64(lastSeen), readable, func(r terminals.ResumeResult) {
+		r.Missing = append(r.Missing, unreadable...)
 		if !r.Replay {
 			c.sub.Reply(response{ID: m.ID, Result: reconnectResult{Type: "snapshot", Snapshots: c.wireSnapshots(r.Snapshots, r.Seq)}})
 			return
@@ -269,6 +300,9 @@ func (c *conn) subscribe(_ context.Context, m message) (any, *Error) {
 	channel, err := p.str("channel")
 	if err != nil {
 		return nil, err
+	}
+	if gerr := c.srv.gate.Read(c.who(), canonicalChannel(channel)); gerr != nil {
+		return nil, c.gateError(gerr)
 	}
 	found := false
 	c.srv.host.SubscribeAll(c.sub, []string{canonicalChannel(channel)}, func(snaps []terminals.ChannelSnapshot, seq uint64) {
@@ -450,11 +484,23 @@ func (c *conn) dispatchAction(_ context.Context, m message) (any, *Error) {
 	channel = canonicalChannel(channel)
 
 	if channel == terminals.RootChannel {
+		if !strings.HasPrefix(head.Type, "root/") {
+			c.reject(channel, echo, origin, fmt.Sprintf("%s is not %s", channel, kindOfFamily(head.Type)))
+			return nil, nil
+		}
+		if reason := c.srv.gate.Dispatch(c.who(), channel, head.Type); reason != "" {
+			c.reject(channel, echo, origin, reason)
+			return nil, nil
+		}
 		c.dispatchRoot(head.Type, raw, echo, origin)
 		return nil, nil
 	}
 	if !strings.HasPrefix(head.Type, "terminal/") {
 		c.reject(channel, echo, origin, fmt.Sprintf("%s is not %s", channel, kindOfFamily(head.Type)))
+		return nil, nil
+	}
+	if reason := c.srv.gate.Dispatch(c.who(), channel, head.Type); reason != "" {
+		c.reject(channel, echo, origin, reason)
 		return nil, nil
 	}
 	if terminal.HostOnly(head.Type) {
@@ -555,10 +601,6 @@ func parseTerminalAction(typ string, raw json.RawMessage) (terminal.Action, stri
 // dispatchRoot handles actions on the root channel: only root/configChanged
 // carrying defaultShell, which is kept on this connection alone.
 func (c *conn) dispatchRoot(typ string, raw json.RawMessage, echo rawAction, origin *hub.Origin) {
-	if !strings.HasPrefix(typ, "root/") {
-		c.reject(terminals.RootChannel, echo, origin, fmt.Sprintf("%s is not %s", terminals.RootChannel, kindOfFamily(typ)))
-		return
-	}
 	if typ != "root/configChanged" {
 		if typ == "root/terminalsChanged" || typ == "root/agentsChanged" || typ == "root/activeSessionsChanged" {
 			c.reject(terminals.RootChannel, echo, origin, fmt.Sprintf("%s is this host's to say, not a client's", typ))

@@ -8,8 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shellgate/shellgate/app/gate"
 	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/domain/access"
 	"github.com/shellgate/shellgate/domain/terminal"
 	"github.com/shellgate/shellgate/ports"
 )
@@ -26,6 +28,11 @@ type Options struct {
 	ServerVersion string
 	// Metrics, if set, is told about connections and traffic.
 	Metrics Metrics
+	// Gate decides every command and dispatch; nil serves every connection
+	// as the daemon's own (for embedders that gate at their transport).
+	Gate *gate.Gate
+	// Resource is the sign-in record's resource identifier (the host's URL).
+	Resource func() string
 }
 
 // Metrics receives the protocol server's counts.
@@ -51,6 +58,8 @@ type Server struct {
 	log   *slog.Logger
 	opts  Options
 
+	gate *gate.Gate
+
 	mu      sync.Mutex
 	clients map[string]*clientRecord
 	conns   map[*conn]struct{}
@@ -62,7 +71,8 @@ type Server struct {
 type clientRecord struct {
 	version     string
 	channels    []string
-	lastApplied int64 // highest clientSeq whose side effect ran
+	lastApplied int64  // highest clientSeq whose side effect ran
+	person      string // the first person who signed in under this client id
 	live        bool
 	conn        *conn // the connection that last introduced the client id
 	expiry      ports.Timer
@@ -82,8 +92,12 @@ func NewServer(host *terminals.Host, clock ports.Clock, log *slog.Logger, opts O
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
+	g := opts.Gate
+	if g == nil {
+		g = gate.New(rootOnly{})
+	}
 	return &Server{
-		host: host, hub: host.Hub(), clock: clock, log: log, opts: opts,
+		host: host, hub: host.Hub(), clock: clock, log: log, opts: opts, gate: g,
 		clients: make(map[string]*clientRecord), conns: make(map[*conn]struct{}),
 	}
 }
@@ -132,6 +146,15 @@ func (s *Server) Close(reason string) {
 // Serve runs one connection until it ends.
 func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
 	c := &conn{srv: s, pc: pc, sub: hub.NewSubscriber("", s.opts.QueueBytes), channels: map[string]bool{}}
+	if s.opts.Gate == nil {
+		c.caller = gate.Caller{Root: true}
+	} else if tok := pc.Peer().Token; tok != "" {
+		// A token presented at the door signs the connection in from its
+		// first frame (D5); the transport already refused unknown ones.
+		if caller, ok := s.gate.SignIn(tok); ok {
+			c.caller = caller
+		}
+	}
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -151,6 +174,7 @@ func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
 		c.writeLoop(ctx)
 	}()
 	c.readLoop(ctx)
+	c.setCaller(c.who(), 0) // stops a pending sign-in expiry
 	s.hub.Remove(c.sub)
 	<-writerDone
 	_ = pc.Close(ports.CloseNormal, "")
@@ -194,6 +218,11 @@ type conn struct {
 	channels map[string]bool
 
 	closeOnce sync.Once
+
+	authMu    sync.Mutex
+	caller    gate.Caller
+	callerGen uint64
+	expiry    ports.Timer
 }
 
 func (c *conn) subscribed() []string {
@@ -256,9 +285,13 @@ func (c *conn) writeLoop(ctx context.Context) {
 			var closeAfter string
 			switch {
 			case ev.Reply != nil:
-				r := ev.Reply.(response)
-				closeAfter = r.closeAfter
-				msg, err = r.encode()
+				switch r := ev.Reply.(type) {
+				case response:
+					closeAfter = r.closeAfter
+					msg, err = r.encode()
+				case notification:
+					msg, err = r.encode()
+				}
 			case ev.Action != nil:
 				msg, err = appendEnvelope(buf[:0], ev, c.outgoing(ev.Action))
 				buf = msg
@@ -332,3 +365,11 @@ func coalesce(batch []hub.Event) []hub.Event {
 	}
 	return out
 }
+
+// rootOnly is the directory of a server with no gate: nobody signs in, and
+// every connection is served as the daemon's own.
+type rootOnly struct{}
+
+func (rootOnly) Lookup(string) (access.Principal, bool)    { return access.Principal{}, false }
+func (rootOnly) Principal(string) (access.Principal, bool) { return access.Principal{}, false }
+func (rootOnly) Roles() *access.Roles                      { return access.NewRoles() }

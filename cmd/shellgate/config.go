@@ -29,6 +29,11 @@ type Config struct {
 	// ClientQueueBytes bounds how far one client may fall behind before it
 	// is closed with a reason.
 	ClientQueueBytes int `yaml:"client_queue_bytes"`
+	// TLSCert and TLSKey serve HTTPS/WSS; needed to listen beyond loopback.
+	TLSCert string `yaml:"tls_cert"`
+	TLSKey  string `yaml:"tls_key"`
+	// Insecure allows a non-loopback address without TLS.
+	Insecure bool `yaml:"insecure"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `yaml:"log_level"`
 }
@@ -73,6 +78,15 @@ func configFromFlags(cmd *cobra.Command) (Config, error) {
 	}
 	if f := cmd.Flags().Lookup("listen"); f != nil && f.Changed {
 		cfg.Listen = f.Value.String()
+	}
+	if f := cmd.Flags().Lookup("tls-cert"); f != nil && f.Changed {
+		cfg.TLSCert = f.Value.String()
+	}
+	if f := cmd.Flags().Lookup("tls-key"); f != nil && f.Changed {
+		cfg.TLSKey = f.Value.String()
+	}
+	if f := cmd.Flags().Lookup("insecure"); f != nil && f.Changed {
+		cfg.Insecure = f.Value.String() == "true"
 	}
 	if f := cmd.Flags().Lookup("data-dir"); f != nil && f.Changed {
 		cfg.DataDir = f.Value.String()

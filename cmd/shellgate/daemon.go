@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -19,6 +21,8 @@ import (
 	"github.com/shellgate/shellgate/adapters/metrics"
 	"github.com/shellgate/shellgate/adapters/spawner/local"
 	"github.com/shellgate/shellgate/adapters/transport/websocket"
+	"github.com/shellgate/shellgate/adapters/userstore"
+	"github.com/shellgate/shellgate/app/gate"
 	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/ports"
@@ -28,6 +32,7 @@ import (
 type daemon struct {
 	*fx.App
 	server *httpServer
+	users  *userstore.Store
 }
 
 // boundAddr is the address the daemon listens on, once started.
@@ -57,6 +62,7 @@ func daemonOptions(cfg Config, logOut io.Writer) fx.Option {
 		),
 		hub.Module,
 		terminals.Module,
+		signInOptions(),
 		agentOptions(cfg),
 		fx.Invoke(serveProtocol),
 		fx.Invoke(func(*httpServer) {}),
@@ -65,7 +71,7 @@ func daemonOptions(cfg Config, logOut io.Writer) fx.Option {
 
 func newDaemon(cfg Config, logOut io.Writer, extra ...fx.Option) *daemon {
 	d := &daemon{}
-	d.App = fx.New(daemonOptions(cfg, logOut), fx.Options(extra...), fx.Populate(&d.server))
+	d.App = fx.New(daemonOptions(cfg, logOut), fx.Options(extra...), fx.Populate(&d.server, &d.users))
 	return d
 }
 
@@ -88,12 +94,15 @@ func newLogger(level string, out io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: l}))
 }
 
-func newWebSocketServer(log *slog.Logger) (*websocket.Server, error) {
-	return websocket.New(websocket.Options{Logger: log})
+func newWebSocketServer(log *slog.Logger, users ports.UserStore) (*websocket.Server, error) {
+	return websocket.New(websocket.Options{Logger: log, Authorize: doorAuthorizer(users)})
 }
 
-func newProtocolServer(cfg Config, host *terminals.Host, clk ports.Clock, log *slog.Logger, m *metrics.Metrics) *ahp.Server {
-	return ahp.NewServer(host, clk, log, ahp.Options{Metrics: m, QueueBytes: cfg.ClientQueueBytes})
+func newProtocolServer(cfg Config, host *terminals.Host, clk ports.Clock, log *slog.Logger, m *metrics.Metrics, g *gate.Gate, srv *httpServer) *ahp.Server {
+	return ahp.NewServer(host, clk, log, ahp.Options{
+		Metrics: m, QueueBytes: cfg.ClientQueueBytes, Gate: g,
+		Resource: func() string { return srv.BaseURL() + "/" },
+	})
 }
 
 // serveProtocol accepts WebSocket connections for the protocol server from
@@ -154,6 +163,16 @@ type httpServer struct {
 	srv *http.Server
 	ln  net.Listener
 	log *slog.Logger
+	tls bool
+}
+
+// BaseURL is the daemon's URL without a trailing slash.
+func (s *httpServer) BaseURL() string {
+	scheme := "http"
+	if s.tls {
+		scheme = "https"
+	}
+	return scheme + "://" + s.Addr()
 }
 
 // Addr is the bound address ("" before start).
@@ -168,10 +187,16 @@ func newHTTPServer(lc fx.Lifecycle, cfg Config, mux *http.ServeMux, log *slog.Lo
 	s := &httpServer{
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
 		log: log,
+		tls: cfg.TLSCert != "",
 	}
 	served := make(chan struct{})
 	lc.Append(fx.Hook{
 		OnStart: func(ctx context.Context) error {
+			if s.tls {
+				if _, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey); err != nil {
+					return fmt.Errorf("TLS certificate: %w", err)
+				}
+			}
 			ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Listen)
 			if err != nil {
 				return err
@@ -179,7 +204,13 @@ func newHTTPServer(lc fx.Lifecycle, cfg Config, mux *http.ServeMux, log *slog.Lo
 			s.ln = ln
 			go func() {
 				defer close(served)
-				if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				var err error
+				if s.tls {
+					err = s.srv.ServeTLS(ln, cfg.TLSCert, cfg.TLSKey)
+				} else {
+					err = s.srv.Serve(ln)
+				}
+				if err != nil && !errors.Is(err, http.ErrServerClosed) {
 					log.Error("http server stopped", "err", err)
 				}
 			}()

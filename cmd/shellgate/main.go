@@ -59,5 +59,6 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().String("data-dir", "", "where shellgate keeps its state (default $SHELLGATE_DATA_DIR, else the per-user data directory)")
 	root.PersistentFlags().String("config", "", "a YAML config file")
 	root.AddCommand(newServeCmd())
+	root.AddCommand(newTokenCmd())
 	return root
 }

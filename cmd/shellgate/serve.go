@@ -19,6 +19,9 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkListen(cfg); err != nil {
+				return err
+			}
 			if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 				return fmt.Errorf("data directory: %w", err)
 			}
@@ -26,7 +29,12 @@ func newServeCmd() *cobra.Command {
 			if err := app.Start(cmd.Context()); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "shellgate serving on http://%s (data in %s)\n", boundAddr(app), cfg.DataDir)
+			base := app.server.BaseURL()
+			if err := bootstrap(cmd.OutOrStdout(), cfg, app.users, base); err != nil {
+				_ = app.Stop(context.Background())
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "shellgate serving on %s (data in %s)\n", base, cfg.DataDir)
 			<-cmd.Context().Done()
 			fmt.Fprintln(cmd.OutOrStdout(), "shellgate stopping: ending every terminal")
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.StopGrace+10*time.Second)
@@ -35,5 +43,8 @@ func newServeCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().String("listen", "127.0.0.1:7681", "address to listen on (loopback by default)")
+	cmd.Flags().String("tls-cert", "", "TLS certificate file (needed to listen beyond loopback)")
+	cmd.Flags().String("tls-key", "", "TLS key file")
+	cmd.Flags().Bool("insecure", false, "allow a non-loopback address without TLS")
 	return cmd
 }

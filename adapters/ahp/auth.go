@@ -1,0 +1,184 @@
+package ahp
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/shellgate/shellgate/app/gate"
+	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/domain/access"
+)
+
+// resourceRecord is the host's sign-in record (RFC 9728 names).
+type resourceRecord struct {
+	Resource      string `json:"resource"`
+	ResourceName  string `json:"resource_name"`
+	Documentation string `json:"resource_documentation,omitempty"`
+	Required      bool   `json:"required"`
+}
+
+func (c *conn) record() resourceRecord {
+	return resourceRecord{
+		Resource:     c.srv.resource(),
+		ResourceName: "shellgate users",
+		Required:     !c.who().SignedIn(),
+	}
+}
+
+func (s *Server) resource() string {
+	if s.opts.Resource != nil {
+		return s.opts.Resource()
+	}
+	return "shellgate://users"
+}
+
+// gateError maps the gate's refusals to the wire, in one place.
+func (c *conn) gateError(err error) *Error {
+	var denied *access.DeniedError
+	switch {
+	case errors.Is(err, gate.ErrSignIn):
+		return &Error{Code: CodeAuthRequired, Message: "Sign in to use this host",
+			Data: map[string]any{"resources": []resourceRecord{c.record()}}}
+	case errors.As(err, &denied):
+		return &Error{Code: CodePermissionDenied, Message: denied.Error(), Data: map[string]any{}}
+	case errors.Is(err, gate.ErrUnclassified):
+		return &Error{Code: CodePermissionDenied, Message: err.Error(), Data: map[string]any{}}
+	}
+	return errorf(CodeInternalError, "%v", err)
+}
+
+// readable keeps the channels the caller may read, silently dropping others.
+func (c *conn) readable(channels []string) []string {
+	out := make([]string, 0, len(channels))
+	for _, ch := range channels {
+		if c.srv.gate.Read(c.who(), ch) == nil {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// bindClientID refuses a client id first signed in under by another person.
+func (c *conn) bindClientID(clientID string) *Error {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	me := c.who()
+	rec := c.srv.clients[clientID]
+	if rec == nil || rec.person == "" || me.ID == "" || me.Root {
+		if rec != nil && rec.person == "" && me.ID != "" {
+			rec.person = me.ID
+		}
+		if rec == nil && me.ID != "" {
+			c.srv.clients[clientID] = &clientRecord{person: me.ID}
+		}
+		return nil
+	}
+	if rec.person != me.ID {
+		return errorf(CodeAlreadyExists, "%s is another person's client id here; connect under one of your own", clientID)
+	}
+	return nil
+}
+
+// authenticate signs the connection in, or out with an empty token (a.3).
+func (c *conn) authenticate(_ context.Context, m message) (any, *Error) {
+	p, err := parseParams(m.Params)
+	if err != nil {
+		return nil, err
+	}
+	if p.has("channel") {
+		ch, cerr := p.str("channel")
+		if cerr != nil {
+			return nil, cerr
+		}
+		if canonicalChannel(ch) != terminals.RootChannel {
+			return nil, invalidParams("authenticate is answered on ahp-root://, not on %s", ch)
+		}
+	}
+	resource, _ := p.optStr("resource")
+	if resource != c.srv.resource() {
+		if resource == "" {
+			return nil, invalidParams("That is not a resource this host advertises; use %s", c.srv.resource())
+		}
+		return nil, invalidParams("%s is not a resource this host advertises; use %s", resource, c.srv.resource())
+	}
+	token, terr := p.str("token")
+	if terr != nil {
+		return nil, terr
+	}
+	var expiresIn int64
+	if p.has("expiresIn") {
+		n, ok := p.optInt("expiresIn")
+		if !ok || n <= 0 {
+			return nil, invalidParams("expiresIn must be a positive integer of seconds")
+		}
+		expiresIn = n
+	}
+	if c.who().Root {
+		return map[string]any{}, nil
+	}
+	if token == "" {
+		c.setCaller(gate.Caller{}, 0)
+		return map[string]any{}, nil
+	}
+	caller, ok := c.srv.gate.SignIn(token)
+	if !ok {
+		return nil, &Error{Code: CodeAuthRequired, Message: "That credential is not one this host knows",
+			Data: map[string]any{"resources": []resourceRecord{c.record()}}}
+	}
+	if c.initialized {
+		c.srv.mu.Lock()
+		rec := c.srv.clients[c.clientID]
+		other := rec != nil && rec.person != "" && rec.person != caller.ID
+		if rec != nil && rec.person == "" {
+			rec.person = caller.ID
+		}
+		c.srv.mu.Unlock()
+		if other {
+			return nil, errorf(CodeAlreadyExists, "%s is another person's client id here; connect under one of your own", c.clientID)
+		}
+	}
+	c.setCaller(caller, time.Duration(expiresIn)*time.Second)
+	return map[string]any{}, nil
+}
+
+// setCaller changes who the connection is; with a lifetime, the sign-in
+// ends on its own and the client is told with auth/required.
+func (c *conn) setCaller(caller gate.Caller, lifetime time.Duration) {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	c.callerGen++
+	if c.expiry != nil {
+		c.expiry.Stop()
+		c.expiry = nil
+	}
+	c.caller = caller
+	if lifetime <= 0 {
+		return
+	}
+	gen := c.callerGen
+	c.expiry = c.srv.clock.AfterFunc(lifetime, func() {
+		c.srv.expire(c, gen)
+	})
+}
+
+// expire ends a timed sign-in and tells the client with auth/required.
+func (s *Server) expire(c *conn, gen uint64) {
+	c.authMu.Lock()
+	if c.callerGen != gen {
+		c.authMu.Unlock()
+		return
+	}
+	c.caller, c.expiry = gate.Caller{}, nil
+	c.authMu.Unlock()
+	c.sub.Reply(notification{Method: "auth/required", Params: map[string]any{
+		"channel": terminals.RootChannel, "resource": c.record(), "reason": "expired",
+	}})
+}
+
+// who is the connection's caller now.
+func (c *conn) who() gate.Caller {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	return c.caller
+}

@@ -1,0 +1,117 @@
+package gate_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shellgate/shellgate/app/gate"
+	"github.com/shellgate/shellgate/domain/access"
+)
+
+// directory is an in-memory users directory.
+type directory struct {
+	byToken map[string]access.Principal
+	roles   *access.Roles
+}
+
+func (d *directory) Lookup(tok string) (access.Principal, bool) {
+	p, ok := d.byToken[tok]
+	return p, ok
+}
+func (d *directory) Principal(id string) (access.Principal, bool) {
+	for _, p := range d.byToken {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return access.Principal{}, false
+}
+func (d *directory) Roles() *access.Roles { return d.roles }
+
+func newGate() (*gate.Gate, *directory) {
+	d := &directory{
+		byToken: map[string]access.Principal{
+			"t-admin":  {ID: "ana", Roles: []string{"admin"}},
+			"t-member": {ID: "mo", Roles: []string{"member"}},
+			"t-guest":  {ID: "gus", Roles: []string{"guest"}},
+			"t-viewer": {ID: "vi", Roles: []string{"viewer"}},
+		},
+		roles: access.NewRoles(access.Role{Name: "viewer", Grants: []access.Grant{access.MustParseGrant("terminal:output")}}),
+	}
+	return gate.New(d), d
+}
+
+func caller(t *testing.T, g *gate.Gate, token string) gate.Caller {
+	if token == "" {
+		return gate.Caller{}
+	}
+	c, ok := g.SignIn(token)
+	require.True(t, ok)
+	return c
+}
+
+func TestCommandsByRole(t *testing.T) {
+	g, _ := newGate()
+	tests := []struct {
+		token, method string
+		want          string // "", "signin", "denied"
+	}{
+		{"", "ping", ""},
+		{"", "authenticate", ""},
+		{"", "createTerminal", "signin"},
+		{"t-guest", "createTerminal", "denied"},
+		{"t-guest", "disposeTerminal", "denied"},
+		{"t-viewer", "createTerminal", "denied"},
+		{"t-member", "createTerminal", ""},
+		{"t-member", "disposeTerminal", ""},
+		{"t-admin", "disposeTerminal", ""},
+	}
+	for _, tt := range tests {
+		err := g.Command(caller(t, g, tt.token), tt.method)
+		switch tt.want {
+		case "":
+			require.NoError(t, err, "%s %s", tt.token, tt.method)
+		case "signin":
+			require.ErrorIs(t, err, gate.ErrSignIn)
+		case "denied":
+			var d *access.DeniedError
+			require.ErrorAs(t, err, &d)
+		}
+	}
+	require.ErrorIs(t, g.Command(gate.Caller{ID: "ana"}, "resourceRead"), gate.ErrUnclassified)
+}
+
+func TestReadingChannels(t *testing.T) {
+	g, _ := newGate()
+	require.NoError(t, g.Read(gate.Caller{}, gate.RootChannel), "the root list is for everyone")
+	require.ErrorIs(t, g.Read(gate.Caller{}, "ahp-terminal:/t"), gate.ErrSignIn)
+	require.Error(t, g.Read(caller(t, g, "t-guest"), "ahp-terminal:/t"))
+	require.NoError(t, g.Read(caller(t, g, "t-viewer"), "ahp-terminal:/t"))
+}
+
+func TestDispatchReasons(t *testing.T) {
+	g, _ := newGate()
+	require.Equal(t, "Sign in to use this host: ahp-terminal:/T1 needs terminal:input", g.Dispatch(gate.Caller{}, "ahp-terminal:/T1", "terminal/input"))
+	require.Equal(t, "vi may not terminal:input here", g.Dispatch(caller(t, g, "t-viewer"), "ahp-terminal:/T1", "terminal/input"))
+	require.Equal(t, "", g.Dispatch(caller(t, g, "t-member"), "ahp-terminal:/T1", "terminal/resized"))
+	require.Equal(t, "Sign in to use this host: ahp-root://", g.Dispatch(gate.Caller{}, "ahp-root://", "root/configChanged"))
+	require.Equal(t, "", g.Dispatch(caller(t, g, "t-guest"), "ahp-root://", "root/configChanged"), "defaultShell needs a sign-in only")
+}
+
+func TestRemovedPersonIsNobodyOnTheNextCheck(t *testing.T) {
+	g, d := newGate()
+	c := caller(t, g, "t-member")
+	require.NoError(t, g.Command(c, "createTerminal"))
+	delete(d.byToken, "t-member")
+	require.ErrorIs(t, g.Command(c, "createTerminal"), gate.ErrSignIn)
+	require.False(t, g.Known(c))
+}
+
+func TestUnknownTokenSignsNobodyIn(t *testing.T) {
+	g, _ := newGate()
+	_, ok := g.SignIn("nope")
+	require.False(t, ok)
+	_, ok = g.SignIn("")
+	require.False(t, ok)
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"go.uber.org/fx"
+
+	"github.com/shellgate/shellgate/adapters/userstore"
+	"github.com/shellgate/shellgate/app/gate"
+	"github.com/shellgate/shellgate/ports"
+)
+
+// usersPath is the users file in the data directory.
+func usersPath(cfg Config) string { return filepath.Join(cfg.DataDir, "users.yaml") }
+
+// credentialsPath is the local client credentials file the CLI reads.
+func credentialsPath(cfg Config) string { return filepath.Join(cfg.DataDir, "credentials.json") }
+
+// signInOptions provides the users directory and the gate.
+func signInOptions() fx.Option {
+	return fx.Options(
+		fx.Provide(
+			func(cfg Config) (*userstore.Store, error) { return userstore.Open(usersPath(cfg)) },
+			func(s *userstore.Store) ports.UserStore { return s },
+			gate.New,
+		),
+	)
+}
+
+// doorAuthorizer refuses, before any WebSocket exists, a token the users
+// file does not know. No token is let in as nobody: it may sign in with
+// authenticate, and meanwhile sees only the root list.
+func doorAuthorizer(users ports.UserStore) func(*http.Request, string) error {
+	return func(_ *http.Request, token string) error {
+		if token == "" {
+			return nil
+		}
+		if _, ok := users.Lookup(token); !ok {
+			return errors.New("unknown token at the door")
+		}
+		return nil
+	}
+}
+
+// bootstrap creates the users file on first start with one admin, writes
+// the CLI's credentials and prints the token and sign-in URL once. Later
+// starts print where to find them.
+func bootstrap(out io.Writer, cfg Config, store *userstore.Store, baseURL string) error {
+	token, created, err := store.Bootstrap("")
+	if err != nil {
+		var malformed *userstore.MalformedError
+		if errors.As(err, &malformed) {
+			fmt.Fprintf(out, "shellgate: the users file %s cannot be used (%v); nobody can sign in until it is fixed\n", usersPath(cfg), err)
+			return nil
+		}
+		return fmt.Errorf("users file: %w", err)
+	}
+	if !created {
+		fmt.Fprintf(out, "sign in with your token: %s/#token=<token> (the CLI reads %s)\n", baseURL, credentialsPath(cfg))
+		return nil
+	}
+	if err := userstore.WriteClientCredentials(credentialsPath(cfg), baseURL, token); err != nil {
+		return fmt.Errorf("client credentials: %w", err)
+	}
+	fmt.Fprintf(out, "created %s with one admin; its token is shown this once (the CLI reads it from %s):\n  %s\n", usersPath(cfg), credentialsPath(cfg), token)
+	fmt.Fprintf(out, "sign in: %s/#token=%s\n", baseURL, token)
+	return nil
+}
+
+// checkListen refuses an address beyond this machine without TLS, unless
+// told --insecure.
+func checkListen(cfg Config) error {
+	host, _, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", cfg.Listen, err)
+	}
+	if isLoopbackHost(host) || cfg.TLSCert != "" || cfg.Insecure {
+		if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+			return errors.New("--tls-cert and --tls-key go together")
+		}
+		return nil
+	}
+	return fmt.Errorf("listening on %s exposes every terminal beyond this machine: give --tls-cert and --tls-key, or --insecure if something else encrypts the traffic", cfg.Listen)
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}

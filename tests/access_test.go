@@ -1,0 +1,353 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shellgate/shellgate/adapters/userstore"
+	"github.com/shellgate/shellgate/tests/ahpclient"
+)
+
+// people adds users to the daemon's users file and returns their tokens.
+func (d *daemon) addUser(t *testing.T, id, role string) string {
+	t.Helper()
+	store, err := userstore.Open(filepath.Join(d.dataDir, "users.yaml"))
+	require.NoError(t, err)
+	token, err := store.Add(id, role)
+	require.NoError(t, err)
+	return token
+}
+
+func (d *daemon) resource() string { return "http://" + d.addr + "/" }
+
+func initialize(t *testing.T, c *ahpclient.Client, id string, subs ...string) {
+	t.Helper()
+	_, rpcErr, err := c.Initialize(ctxT(t), id, nil, subs)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+}
+
+func TestStrangerSeesTheListButCannotType(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	owner := d.dial(t, ahpclient.DialOptions{})
+	initialize(t, owner, "owner")
+	rpcErr, err := owner.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/guarded"})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+
+	stranger := d.dialRaw(t, ahpclient.DialOptions{})
+	res, rpcErr, err := stranger.Initialize(ctx, "stranger", nil, []string{ahpclient.RootChannel, "ahp-terminal:/guarded"})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	require.Len(t, res.Snapshots, 1, "the terminal channel is silently left out")
+	root, err := res.Snapshots[0].Root()
+	require.NoError(t, err)
+	_, listed := root.Terminal("ahp-terminal:/guarded")
+	require.True(t, listed, "root state is never filtered")
+
+	_, err = stranger.Dispatch(ctx, "ahp-terminal:/guarded", ahpclient.InputAction("touch "+marker+"-stranger\n"))
+	require.NoError(t, err)
+	rej, err := stranger.WaitAction(ctx, func(e ahpclient.Envelope) bool { return e.Rejected() })
+	require.NoError(t, err)
+	require.Equal(t, "Sign in to use this host: ahp-terminal:/guarded needs terminal:input", *rej.RejectionReason)
+
+	// The owner's own command does run, and the stranger's never did.
+	_, _, err = owner.Subscribe(ctx, "ahp-terminal:/guarded")
+	require.NoError(t, err)
+	_, err = owner.Dispatch(ctx, "ahp-terminal:/guarded", ahpclient.InputAction("touch "+marker+"-owner; echo done-$((1+1))\n"))
+	require.NoError(t, err)
+	_, err = owner.WaitOutput(ctx, "ahp-terminal:/guarded", "done-2")
+	require.NoError(t, err)
+	require.FileExists(t, marker+"-owner")
+	require.NoFileExists(t, marker+"-stranger")
+
+	_, rpcErr, err = stranger.Subscribe(ctx, "ahp-terminal:/guarded")
+	require.NoError(t, err)
+	require.Equal(t, -32007, rpcErr.Code)
+	require.Contains(t, string(rpcErr.Data), `"resources"`)
+}
+
+func TestGuestCanDoNothingWithTerminals(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	admin := d.dial(t, ahpclient.DialOptions{})
+	initialize(t, admin, "admin")
+	rpcErr, err := admin.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/g"})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+
+	guest := d.dial(t, ahpclient.DialOptions{Token: d.addUser(t, "gus", "guest")})
+	initialize(t, guest, "gus")
+	rpcErr, err = guest.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/mine"})
+	require.NoError(t, err)
+	require.Equal(t, -32009, rpcErr.Code)
+	require.Equal(t, "gus may not terminal:create here", rpcErr.Message)
+	require.JSONEq(t, `{}`, string(rpcErr.Data))
+	_, rpcErr, err = guest.Subscribe(ctx, "ahp-terminal:/g")
+	require.NoError(t, err)
+	require.Equal(t, "gus may not terminal:output here", rpcErr.Message)
+	rpcErr, err = guest.DisposeTerminal(ctx, "ahp-terminal:/g")
+	require.NoError(t, err)
+	require.Equal(t, "gus may not terminal:dispose here", rpcErr.Message)
+	_, err = guest.Dispatch(ctx, "ahp-terminal:/g", ahpclient.InputAction("ls\n"))
+	require.NoError(t, err)
+	rej, err := guest.WaitAction(ctx, func(e ahpclient.Envelope) bool { return e.Rejected() })
+	require.NoError(t, err)
+	require.Equal(t, "gus may not terminal:input here", *rej.RejectionReason)
+}
+
+func TestWatcherRoleCanWatchButNotType(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	// A role from the users file holding only terminal:output.
+	path := filepath.Join(d.dataDir, "users.yaml")
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, []byte("roles:\n  watcher: [terminal:output]\n"+string(raw)), 0o600))
+	watcherToken := d.addUser(t, "wanda", "watcher")
+
+	admin := d.dial(t, ahpclient.DialOptions{})
+	initialize(t, admin, "admin")
+	rpcErr, err := admin.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/w"})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, _, err = admin.Subscribe(ctx, "ahp-terminal:/w")
+	require.NoError(t, err)
+
+	watcher := d.dial(t, ahpclient.DialOptions{Token: watcherToken})
+	initialize(t, watcher, "wanda")
+	_, rpcErr, err = watcher.Subscribe(ctx, "ahp-terminal:/w")
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, err = admin.Dispatch(ctx, "ahp-terminal:/w", ahpclient.InputAction("echo seen-$((6*7))\n"))
+	require.NoError(t, err)
+	_, err = watcher.WaitOutput(ctx, "ahp-terminal:/w", "seen-42")
+	require.NoError(t, err)
+	_, err = watcher.Dispatch(ctx, "ahp-terminal:/w", ahpclient.ResizedAction(100, 30))
+	require.NoError(t, err)
+	rej, err := watcher.WaitAction(ctx, func(e ahpclient.Envelope) bool { return e.Rejected() })
+	require.NoError(t, err)
+	require.Equal(t, "wanda may not terminal:resize here", *rej.RejectionReason)
+}
+
+func TestMemberDrivesTerminalsFully(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	m := d.dial(t, ahpclient.DialOptions{Token: d.addUser(t, "mo", "member")})
+	initialize(t, m, "mo")
+	rpcErr, err := m.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/m"})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, _, err = m.Subscribe(ctx, "ahp-terminal:/m")
+	require.NoError(t, err)
+	for _, a := range []map[string]any{
+		ahpclient.InputAction("echo member-$((2+3))\n"), ahpclient.ResizedAction(90, 20),
+		ahpclient.TitleChangedAction("renamed"), ahpclient.ClearedAction(),
+		ahpclient.ClaimedAction(ahpclient.Claim{Kind: "client", ClientID: "mo"}),
+	} {
+		_, err := m.Dispatch(ctx, "ahp-terminal:/m", a)
+		require.NoError(t, err)
+	}
+	_, err = m.WaitOutput(ctx, "ahp-terminal:/m", "member-5")
+	require.NoError(t, err)
+	_, err = m.WaitAction(ctx, ahpclient.Match("ahp-terminal:/m", "terminal/cleared"))
+	require.NoError(t, err)
+	for _, e := range m.Actions() {
+		require.False(t, e.Rejected(), "member was refused %s: %v", e.Type, e.RejectionReason)
+	}
+	rpcErr, err = m.DisposeTerminal(ctx, "ahp-terminal:/m")
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+}
+
+func TestSignInSignOutRemovalAndWrongToken(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	token := d.addUser(t, "sam", "member")
+	c := d.dialRaw(t, ahpclient.DialOptions{})
+	initialize(t, c, "sam-laptop")
+
+	rpcErr, err := c.Authenticate(ctx, d.resource(), "sg_wrong", nil)
+	require.NoError(t, err)
+	require.Equal(t, -32007, rpcErr.Code)
+	require.Equal(t, "That credential is not one this host knows", rpcErr.Message)
+	rpcErr, err = c.Ping(ctx)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr, "the connection stays usable")
+
+	rpcErr, err = c.Authenticate(ctx, "https://elsewhere/", token, nil)
+	require.NoError(t, err)
+	require.Equal(t, -32602, rpcErr.Code)
+
+	rpcErr, err = c.Authenticate(ctx, d.resource(), token, nil)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	rpcErr, err = c.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/s1"})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+
+	rpcErr, err = c.Authenticate(ctx, d.resource(), "", nil) // sign out
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	rpcErr, err = c.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/s2"})
+	require.NoError(t, err)
+	require.Equal(t, -32007, rpcErr.Code, "sign-out takes the capability away at once")
+
+	rpcErr, err = c.Authenticate(ctx, d.resource(), token, nil)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	store, err := userstore.Open(filepath.Join(d.dataDir, "users.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, store.Remove("sam"))
+	rpcErr, err = c.DisposeTerminal(ctx, "ahp-terminal:/s1")
+	require.NoError(t, err)
+	require.Equal(t, -32007, rpcErr.Code, "a removed person is refused on the next command")
+
+	other := d.dialRaw(t, ahpclient.DialOptions{})
+	initialize(t, other, "x")
+	mo := d.addUser(t, "mo", "member")
+	rpcErr, err = other.Authenticate(ctx, d.resource(), mo, nil)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	// sam-laptop was first signed in under by sam: mo may not take it.
+	again := d.dialRaw(t, ahpclient.DialOptions{Token: mo})
+	_, rpcErr, err = again.Initialize(ctx, "sam-laptop", nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, -32003, rpcErr.Code)
+}
+
+func TestUnknownTokenAtTheDoorIsRefusedBeforeTheSocket(t *testing.T) {
+	d := startDaemon(t)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	_, err := ahpclient.Dial(ctx, "ws://"+d.addr+"/", ahpclient.DialOptions{Token: "sg_nobody"})
+	var de *ahpclient.DialError
+	require.True(t, errors.As(err, &de), "%v", err)
+	require.Equal(t, 401, de.StatusCode)
+}
+
+func TestDefaultShellNeedsSignInMustBeAbsoluteAndIsPerConnection(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	root := func(shell any) map[string]any {
+		return map[string]any{"type": "root/configChanged", "config": map[string]any{"defaultShell": shell}}
+	}
+	stranger := d.dialRaw(t, ahpclient.DialOptions{})
+	initialize(t, stranger, "s", ahpclient.RootChannel)
+	_, err := stranger.Dispatch(ctx, ahpclient.RootChannel, root("/bin/bash"))
+	require.NoError(t, err)
+	rej, err := stranger.WaitAction(ctx, func(e ahpclient.Envelope) bool { return e.Rejected() })
+	require.NoError(t, err)
+	require.Equal(t, "Sign in to use this host: ahp-root://", *rej.RejectionReason)
+
+	a := d.dial(t, ahpclient.DialOptions{})
+	initialize(t, a, "a", ahpclient.RootChannel)
+	b := d.dial(t, ahpclient.DialOptions{})
+	initialize(t, b, "b", ahpclient.RootChannel)
+	_, err = a.Dispatch(ctx, ahpclient.RootChannel, root("bash"))
+	require.NoError(t, err)
+	rej, err = a.WaitAction(ctx, func(e ahpclient.Envelope) bool { return e.Rejected() })
+	require.NoError(t, err)
+	require.Equal(t, "defaultShell must be an absolute path", *rej.RejectionReason)
+
+	bash, err := exec.LookPath("bash")
+	require.NoError(t, err)
+	_, err = a.Dispatch(ctx, ahpclient.RootChannel, root(bash))
+	require.NoError(t, err)
+	echo, err := a.WaitAction(ctx, func(e ahpclient.Envelope) bool { return e.Type == "root/configChanged" && !e.Rejected() })
+	require.NoError(t, err)
+	require.Contains(t, string(echo.Action), bash)
+	seen, err := b.WaitAction(ctx, ahpclient.Match(ahpclient.RootChannel, "root/configChanged"))
+	require.NoError(t, err)
+	require.NotContains(t, string(seen.Action), "defaultShell", "another connection's shell is never shown")
+
+	for _, c := range []struct {
+		client *ahpclient.Client
+		want   string
+	}{{a, "bash"}, {b, "sh"}} {
+		ch := fmt.Sprintf("ahp-terminal:/shell-%s", c.want)
+		rpcErr, err := c.client.CreateTerminal(ctx, ahpclient.CreateParams{Channel: ch})
+		require.NoError(t, err)
+		require.Nil(t, rpcErr)
+		snap, _, err := c.client.Subscribe(ctx, ch)
+		require.NoError(t, err)
+		state, err := snap.Terminal()
+		require.NoError(t, err)
+		require.Equal(t, c.want, state.Title, "the title is the shell this connection's terminal opened")
+	}
+}
+
+func TestFirstStartCreatesAnAdminAndNoTokenIsEverLogged(t *testing.T) {
+	dataDir := t.TempDir()
+	d := startDaemonIn(t, dataDir)
+	creds, err := userstore.ReadClientCredentials(filepath.Join(dataDir, "credentials.json"))
+	require.NoError(t, err)
+	info, err := os.Stat(filepath.Join(dataDir, "credentials.json"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	users, err := os.ReadFile(filepath.Join(dataDir, "users.yaml"))
+	require.NoError(t, err)
+	require.NotContains(t, string(users), creds.Token, "the users file holds only hashes")
+
+	c := d.dial(t, ahpclient.DialOptions{Token: creds.Token})
+	initialize(t, c, "first")
+	rpcErr, err := c.CreateTerminal(ctxT(t), ahpclient.CreateParams{Channel: "ahp-terminal:/first"})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	// Exercise refusals too, so the logs have something to say.
+	_, _ = ahpclient.Dial(ctxT(t), "ws://"+d.addr+"/?token=sg_bad", ahpclient.DialOptions{QueryToken: "sg_bad"})
+	d.stop()
+	stdout, logs := d.output()
+	require.Contains(t, stdout, creds.Token, "the token is printed once, on stdout")
+	require.NotContains(t, logs, creds.Token)
+	require.NotContains(t, logs, "sg_bad")
+	require.NotContains(t, logs, userstore.HashToken(creds.Token))
+	require.NotContains(t, logs, strings.TrimPrefix(userstore.HashToken(creds.Token), "sha256:"))
+}
+
+func TestNonLoopbackListenNeedsTLSOrInsecure(t *testing.T) {
+	out, err := exec.Command(binary, "serve", "--listen", "0.0.0.0:0", "--data-dir", t.TempDir()).CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "--tls-cert and --tls-key, or --insecure")
+}
+
+func TestTokenAddPrintsTheTokenAloneOnStdout(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) (string, string) {
+		cmd := exec.Command(binary, append(args, "--data-dir", dir)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		require.NoError(t, cmd.Run(), stderr.String())
+		return stdout.String(), stderr.String()
+	}
+	store, err := userstore.Open(filepath.Join(dir, "users.yaml"))
+	require.NoError(t, err)
+	_, _, err = store.Bootstrap("admin")
+	require.NoError(t, err)
+	out, _ := run("token", "add", "robot", "--role", "chat_agent")
+	require.Regexp(t, `^sg_[A-Za-z0-9_-]+\n$`, out)
+	p, ok := store.Lookup(strings.TrimSpace(out))
+	require.True(t, ok)
+	require.Equal(t, "robot", p.ID)
+	list, _ := run("token", "list")
+	require.Contains(t, list, "robot")
+	require.NotContains(t, list, "sg_")
+	rotated, _ := run("token", "rotate", "robot")
+	_, ok = store.Lookup(strings.TrimSpace(out))
+	require.False(t, ok, "the old token stops working")
+	_, ok = store.Lookup(strings.TrimSpace(rotated))
+	require.True(t, ok)
+	run("token", "remove", "robot")
+	_, ok = store.Lookup(strings.TrimSpace(rotated))
+	require.False(t, ok)
+}
