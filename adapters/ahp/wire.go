@@ -3,7 +3,6 @@ package ahp
 import (
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
@@ -299,27 +298,24 @@ func appendEnvelope(buf []byte, ev hub.Event, action terminal.Action) ([]byte, e
 
 const hexDigits = "0123456789abcdef"
 
+// needsEscape marks the bytes a JSON string must escape.
+var needsEscape = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
 // appendString appends s as a JSON string. s is valid UTF-8 (the pump
-// guarantees it); control characters are escaped.
+// guarantees it), so only quotes, backslashes and control bytes need work;
+// everything between them is copied in runs.
 func appendString(buf []byte, s string) []byte {
 	buf = append(buf, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			if c < utf8.RuneSelf {
-				i++
-				continue
-			}
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				buf = append(buf, s[start:i]...)
-				buf = append(buf, `\ufffd`...)
-				i++
-				start = i
-				continue
-			}
-			i += size
+		if !needsEscape[c] {
 			continue
 		}
 		buf = append(buf, s[start:i]...)
@@ -337,8 +333,7 @@ func appendString(buf []byte, s string) []byte {
 		default:
 			buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 		}
-		i++
-		start = i
+		start = i + 1
 	}
 	buf = append(buf, s[start:]...)
 	return append(buf, '"')

@@ -35,30 +35,80 @@ type Part struct {
 
 // segment holds one part's text in a buffer that is trimmed from the front
 // by moving start, and compacted only when most of it is dead, so appending
-// and trimming are amortised O(bytes).
+// and trimming are amortised O(bytes). The text is indexed in chunks of
+// known character counts, so trimming skips whole chunks without counting
+// their characters again, and an ASCII chunk is cut without scanning it.
 type segment struct {
-	cmd   *CommandInfo
-	buf   []byte
-	start int
+	cmd    *CommandInfo
+	buf    []byte
+	start  int
+	chars  int
+	chunks []chunk // oldest first; the first begins at start
+}
+
+// chunk is a run of the buffer ending at end (exclusive) holding chars
+// characters.
+type chunk struct {
+	end   int
 	chars int
 }
 
+// minChunkBytes is how small the last chunk may be before appends extend it
+// rather than start a new one, which bounds the index for byte-at-a-time
+// output.
+const minChunkBytes = 1024
+
 func (g *segment) text() string { return string(g.buf[g.start:]) }
+
+func (g *segment) append(data string, chars int) {
+	g.buf = append(g.buf, data...)
+	if n := len(g.chunks); n > 0 {
+		last := &g.chunks[n-1]
+		begin := g.start
+		if n > 1 {
+			begin = g.chunks[n-2].end
+		}
+		if last.end-begin < minChunkBytes {
+			last.end, last.chars = len(g.buf), last.chars+chars
+			g.chars += chars
+			return
+		}
+	}
+	g.chunks = append(g.chunks, chunk{end: len(g.buf), chars: chars})
+	g.chars += chars
+}
 
 // dropFront removes the first n characters of the segment.
 func (g *segment) dropFront(n int) {
-	for i := 0; i < n && g.start < len(g.buf); i++ {
-		if g.buf[g.start] < utf8.RuneSelf {
-			g.start++
+	g.chars -= n
+	for n > 0 && len(g.chunks) > 0 {
+		c := &g.chunks[0]
+		if c.chars <= n {
+			n -= c.chars
+			g.start = c.end
+			g.chunks = g.chunks[1:]
 			continue
 		}
-		_, size := utf8.DecodeRune(g.buf[g.start:])
-		g.start += size
+		if c.end-g.start == c.chars { // all ASCII: one byte a character
+			g.start += n
+		} else {
+			for i := 0; i < n; i++ {
+				_, size := utf8.DecodeRune(g.buf[g.start:c.end])
+				g.start += size
+			}
+		}
+		c.chars -= n
+		n = 0
 	}
-	g.chars -= n
 	if g.start > len(g.buf)/2 && g.start >= 4096 {
 		g.buf = append(g.buf[:0], g.buf[g.start:]...)
+		for i := range g.chunks {
+			g.chunks[i].end -= g.start
+		}
 		g.start = 0
+		if cap(g.chunks) > 4*len(g.chunks)+16 {
+			g.chunks = append([]chunk(nil), g.chunks...)
+		}
 	}
 }
 
@@ -97,8 +147,7 @@ func (b *Scrollback) Append(data string) {
 		b.parts = append(b.parts, segment{})
 		last = &b.parts[len(b.parts)-1]
 	}
-	last.buf = append(last.buf, data...)
-	last.chars += n
+	last.append(data, n)
 	b.chars += n
 	b.trim()
 }

@@ -70,3 +70,17 @@ func BenchmarkScrollbackAppend4KiB(b *testing.B) {
 		s.Append(chunk)
 	}
 }
+
+func TestScrollbackByteAtATimeStaysExact(t *testing.T) {
+	b := terminal.Scrollback{Limit: 3000}
+	var all []rune
+	for i := 0; i < 10000; i++ {
+		r := rune('a' + i%26)
+		if i%7 == 0 {
+			r = 'é'
+		}
+		all = append(all, r)
+		b.Append(string(r))
+	}
+	require.Equal(t, string(all[len(all)-3000:]), terminal.Text(b.Parts()))
+}
