@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// The plain memory figure re-runs this binary as an idle-terminal holder.
+	if os.Getenv(holderEnv) == "1" {
+		os.Exit(holdIdle(os.Stdin, os.Stdout))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// TestQuickRunMeasuresEveryFigure runs the tool on small sizes against the
+// real daemon. It checks that every figure was measured and that no output
+// was lost at exit; timings are the tool's business, not the test's.
+func TestQuickRunMeasuresEveryFigure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the daemon and spawns about a hundred processes")
+	}
+	cfg := quickConfig()
+	cfg.payload, cfg.rounds = 2_000_000, 1
+	cfg.echo, cfg.warmup = 50, 5
+	cfg.starts, cfg.exits = 5, 5
+	cfg.idle = []int{1, 10, 40}
+
+	res, err := measure(context.Background(), cfg)
+	require.NoError(t, err)
+
+	for side, name := range []string{"shellgate", "plain"} {
+		require.Len(t, res.tput[side], cfg.rounds, name)
+		for _, v := range res.tput[side] {
+			require.Positive(t, v, "%s throughput", name)
+		}
+		require.Len(t, res.echo[side], cfg.echo, name)
+		for _, d := range res.echo[side] {
+			require.Positive(t, d, "%s echo", name)
+		}
+		require.NotEmpty(t, res.start[side], "%s start", name)
+		for _, d := range res.start[side] {
+			require.Positive(t, d, "%s start", name)
+		}
+		require.Len(t, res.rss[side], len(cfg.idle), name)
+		for _, v := range res.rss[side] {
+			require.Positive(t, v, "%s RSS", name)
+		}
+		require.Positive(t, res.perTerminal(side, len(cfg.idle)-1), "%s RSS per terminal", name)
+	}
+	require.Zero(t, res.lost[sg], "shellgate lost the line of a command that printed it and exited")
+	require.Zero(t, res.startsLost[sg], "shellgate lost the output of `echo ready`")
+	t.Logf("plain runs that lost their line at exit: %d of %d", res.lost[pl], cfg.exits)
+
+	var table bytes.Buffer
+	printTable(&table, res.rows())
+	require.Contains(t, table.String(), "| figure")
+	t.Log("\n" + table.String())
+}
+
+// TestParseMessageReadsDataFramesFastAndEverythingElseInFull: the fast path
+// must agree with encoding/json on every frame it accepts, and leave any
+// other shape to encoding/json.
+func TestParseMessageReadsDataFramesFastAndEverythingElseInFull(t *testing.T) {
+	for _, tc := range []struct {
+		name, frame string
+		fast        bool
+		want        msg
+	}{
+		{"plain text", `{"jsonrpc":"2.0","method":"action","params":{"channel":"ahp-terminal:/a","action":{"type":"terminal/data","data":"xxx"},"serverSeq":7}}`,
+			true, msg{method: "action", channel: "ahp-terminal:/a", typ: "terminal/data", data: []byte("xxx")}},
+		{"escapes", `{"jsonrpc":"2.0","method":"action","params":{"channel":"ahp-terminal:/a","action":{"type":"terminal/data","data":"a\"b\\\r\n\u001b[0m\\"},"serverSeq":8}}`,
+			true, msg{method: "action", channel: "ahp-terminal:/a", typ: "terminal/data", data: []byte("a\"b\\\r\n\x1b[0m\\")}},
+		{"other key order", `{"jsonrpc":"2.0","method":"action","params":{"action":{"data":"hi","type":"terminal/data"},"channel":"ahp-terminal:/a","serverSeq":9}}`,
+			false, msg{method: "action", channel: "ahp-terminal:/a", typ: "terminal/data", data: []byte("hi")}},
+		{"rejected echo", `{"jsonrpc":"2.0","method":"action","params":{"channel":"ahp-terminal:/a","action":{"type":"terminal/data","data":"hi"},"serverSeq":10,"origin":{"clientId":"c","clientSeq":1},"rejectionReason":"no"}}`,
+			false, msg{method: "action", channel: "ahp-terminal:/a", typ: "terminal/data", data: []byte("hi"), origin: true, rejection: "no"}},
+		{"answer", `{"jsonrpc":"2.0","id":3,"result":null}`,
+			false, msg{id: 3, response: true, result: []byte("null")}},
+		{"error", `{"jsonrpc":"2.0","id":4,"error":{"code":-32008,"message":"No terminal at x"}}`,
+			false, msg{id: 4, response: true, err: &rpcError{Code: -32008, Message: "No terminal at x"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, fast := fastData([]byte(tc.frame))
+			require.Equal(t, tc.fast, fast)
+			got, err := parseMessage([]byte(tc.frame))
+			require.NoError(t, err)
+			if len(got.result) == 0 {
+				got.result = nil
+			}
+			require.Equal(t, tc.want, *got)
+		})
+	}
+}
