@@ -30,6 +30,12 @@ type SpawnSpec struct {
 	PTY bool
 	// Cols and Rows are the initial window size (used under a pty).
 	Cols, Rows uint16
+	// SeparateStderr keeps the child's standard error apart from its
+	// standard output: Read then returns standard output alone and the
+	// process hands out standard error through StderrSource. It is honoured
+	// on pipes only; under a pty both streams are the terminal and it is
+	// ignored.
+	SeparateStderr bool
 }
 
 // Spawner starts processes. Every implementation passes the contract suite in
@@ -42,9 +48,10 @@ type Spawner interface {
 
 // Process is one running child and its whole process group.
 type Process interface {
-	// Read returns merged output (stdout and stderr on pipes; the terminal on
-	// a pty). It returns io.EOF once all output has drained, which may be
-	// later than the process's own exit when a background job holds the pipe.
+	// Read returns merged output (stdout and stderr on pipes, or stdout
+	// alone when the spec asked for SeparateStderr; the terminal on a pty).
+	// It returns io.EOF once all output has drained, which may be later
+	// than the process's own exit when a background job holds the pipe.
 	io.Reader
 	// Write sends bytes to the child's standard input (or the pty).
 	io.Writer
@@ -64,4 +71,13 @@ type Process interface {
 	// Close releases the process's descriptors. Call after Read returned EOF
 	// or the process was killed; it does not signal anything.
 	Close() error
+}
+
+// StderrSource is implemented by a Process that can hand out its standard
+// error apart from Read's stream (see SpawnSpec.SeparateStderr).
+type StderrSource interface {
+	// Stderr returns the child's standard error, read like Read until
+	// io.EOF; nil when it is not kept apart, so everything arrives through
+	// Read. Close releases it with the rest of the process.
+	Stderr() io.Reader
 }

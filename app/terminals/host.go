@@ -119,7 +119,27 @@ type Spec struct {
 	Env []string
 	// PTY runs the terminal under a pseudoterminal instead of pipes.
 	PTY bool
+	// OnOutput, when set, is given every chunk of the process's output as it
+	// is read, with the stream it came from, before it reaches the
+	// scrollback. On pipes it also keeps standard error apart from standard
+	// output (ports.SpawnSpec.SeparateStderr), so the tap can tell them
+	// apart; the scrollback and every viewer still get both, interleaved as
+	// read. Under a pty, or with a spawner that merges the streams,
+	// everything is Stdout. Every call has returned before Done is closed;
+	// data is valid only during the call.
+	OnOutput func(stream Stream, data []byte)
 }
+
+// Stream says which of a process's outputs a chunk came from.
+type Stream int
+
+// The output streams.
+const (
+	// Stdout is standard output (and everything, when the streams are merged).
+	Stdout Stream = iota + 1
+	// Stderr is standard error, when it is kept apart.
+	Stderr
+)
 
 // Create opens a terminal. A directory that does not exist is not an error:
 // the terminal starts, its output says why the shell could not, and it exits
@@ -146,7 +166,7 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	}
 	cols, rows := sizeOr(spec.Cols, terminal.DefaultCols), sizeOr(spec.Rows, terminal.DefaultRows)
 
-	t := &Terminal{uri: spec.URI, host: h, isPty: spec.PTY, done: make(chan struct{})}
+	t := &Terminal{uri: spec.URI, host: h, isPty: spec.PTY, tap: spec.OnOutput, done: make(chan struct{})}
 	var err error
 	h.hub.Update(func(tx hub.Tx) {
 		switch {
@@ -189,9 +209,15 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 		Program: program, Args: args, Dir: dir, PTY: spec.PTY,
 		Env:  h.environment(spec.Env, spec.PTY, cols, rows),
 		Cols: uint16(cols), Rows: uint16(rows),
+		SeparateStderr: spec.OnOutput != nil && !spec.PTY,
 	})
 	if spawnErr != nil {
-		t.output(fmt.Sprintf("shellgate: cannot start %s in %s: %v\n", shell, dir, spawnErr))
+		msg := fmt.Sprintf("shellgate: cannot start %s in %s: %v\n", shell, dir, spawnErr)
+		if t.tap != nil {
+			t.tap(Stderr, []byte(msg))
+		}
+		t.output(msg)
+		t.startErr = spawnErr
 		t.finish(terminal.CouldNotStart())
 		return t, nil
 	}

@@ -2,6 +2,7 @@ package terminals
 
 import (
 	"context"
+	"io"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +17,11 @@ type Terminal struct {
 	uri   string
 	host  *Host
 	isPty bool
+	tap   func(Stream, []byte) // Spec.OnOutput; nil when nobody taps
+
+	// startErr is why the process could not be started; set before done
+	// closes, nil when it started.
+	startErr error
 
 	// Guarded by the hub's lock.
 	id      uint64
@@ -39,6 +45,14 @@ func (t *Terminal) Done() <-chan struct{} { return t.done }
 func (t *Terminal) ExitStatus() terminal.ExitStatus {
 	<-t.done
 	return t.status
+}
+
+// StartError is why the process could not be started (the terminal then
+// exited with 127 and says why in its output), or nil when it started;
+// valid once Done is closed.
+func (t *Terminal) StartError() error {
+	<-t.done
+	return t.startErr
 }
 
 // Wait blocks until the exit has been announced or ctx ends.
@@ -69,15 +83,40 @@ func (t *Terminal) process() ports.Process {
 	return t.proc
 }
 
-// pump moves output into the hub until the process's output drains, then
-// announces the exit, once.
+// pump moves output into the hub until the process's output drains (both
+// streams, when standard error is kept apart), then announces the exit,
+// once.
 func (t *Terminal) pump(bufSize int) {
 	p := t.process()
+	var stderr sync.WaitGroup
+	if src, ok := p.(ports.StderrSource); ok && t.tap != nil {
+		if r := src.Stderr(); r != nil {
+			stderr.Add(1)
+			go func() {
+				defer stderr.Done()
+				t.drain(r, Stderr, bufSize)
+			}()
+		}
+	}
+	t.drain(p, Stdout, bufSize)
+	stderr.Wait()
+	status := p.Wait()
+	_ = p.Close()
+	t.finish(status)
+}
+
+// drain reads one output stream to its end into the tap and the
+// scrollback. Each stream has its own decoder, so a character split across
+// reads of one stream is not broken by the other stream's output.
+func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 	buf := make([]byte, bufSize)
 	var dec terminal.Decoder
 	for {
-		n, err := p.Read(buf)
+		n, err := r.Read(buf)
 		if n > 0 {
+			if t.tap != nil {
+				t.tap(stream, buf[:n])
+			}
 			t.output(dec.Decode(buf[:n]))
 		}
 		if err != nil {
@@ -85,9 +124,6 @@ func (t *Terminal) pump(bufSize int) {
 		}
 	}
 	t.output(dec.Flush())
-	status := p.Wait()
-	_ = p.Close()
-	t.finish(status)
 }
 
 func (t *Terminal) output(text string) {

@@ -66,6 +66,9 @@ type Harness struct {
 	MissingDir func() ports.SpawnSpec
 	// NotFound names a program that does not exist.
 	NotFound func() ports.SpawnSpec
+	// PrintStreams writes stdout to its standard output, then stderr to its
+	// standard error, and exits 0. Nil skips the SeparateStderr case.
+	PrintStreams func(stdout, stderr string) ports.SpawnSpec
 }
 
 func (h Harness) timeout() time.Duration {
@@ -119,6 +122,7 @@ func Run(t *testing.T, h Harness) {
 		{"PidAndIsPTYDescribeTheProcess", pidAndIsPTY},
 		{"ResizeWorks", resizeWorks},
 		{"CloseReleasesTheProcess", closeReleases},
+		{"SeparateStderrKeepsTheStreamsApartOnPipes", separateStderr},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, h) })
@@ -379,6 +383,39 @@ func closeReleases(t *testing.T, h Harness) {
 	n, err := p.Read(make([]byte, 16))
 	require.Zero(t, n)
 	require.Error(t, err, "Read after Close fails")
+}
+
+func separateStderr(t *testing.T, h Harness) {
+	if h.PrintStreams == nil {
+		t.Skip("the harness has no PrintStreams")
+	}
+	spec := h.PrintStreams("to stdout\n", "to stderr\n")
+	spec.SeparateStderr = true
+	p := Start(t, h, spec)
+
+	var stderr io.Reader
+	if src, ok := p.Process.(ports.StderrSource); ok {
+		stderr = src.Stderr()
+	}
+	if h.PTY {
+		require.Nil(t, stderr, "under a pty both streams are the terminal")
+		out := p.WaitEOF()
+		require.Contains(t, out, "to stdout\n")
+		require.Contains(t, out, "to stderr\n")
+		require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+		return
+	}
+	require.NotNil(t, stderr, "a process on pipes hands out its stderr when asked")
+	got := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(stderr)
+		got <- string(b)
+	}()
+	require.Equal(t, "to stdout\n", p.WaitEOF(), "Read has standard output alone")
+	var errText string
+	p.WaitCall("reading stderr to its end", func() { errText = <-got })
+	require.Equal(t, "to stderr\n", errText)
+	require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
 }
 
 func realPath(t *testing.T, path string) string {

@@ -45,6 +45,9 @@ func Shell(newSpawner func(t *testing.T) ports.Spawner, pty bool) Harness {
 		NotFound: func() ports.SpawnSpec {
 			return ports.SpawnSpec{Program: "shellgate-contract-no-such-program", Env: ShellEnv()}
 		},
+		PrintStreams: func(stdout, stderr string) ports.SpawnSpec {
+			return ShellSpec(`printf '%s' "$1"; printf '%s' "$2" >&2`, stdout, stderr)
+		},
 	}
 	if pty {
 		h.Size = func() ports.SpawnSpec { return ShellSpec(`read line; stty size`) }

@@ -184,6 +184,7 @@ type Process struct {
 	changed chan struct{} // closed and replaced on every change, to wake waiters
 
 	out       []byte // emitted, not yet read
+	errOut    []byte // emitted to a separate stderr, not yet read
 	holds     int    // background jobs keeping the output open
 	outClosed bool   // no writer left: Read drains out, then io.EOF
 	closed    bool   // the holder called Close
@@ -240,6 +241,50 @@ func (p *Process) Read(b []byte) (int, error) {
 		case len(p.out) > 0:
 			n := copy(b, p.out)
 			p.out = p.out[n:]
+			p.mu.Unlock()
+			return n, nil
+		case p.outClosed:
+			p.mu.Unlock()
+			return 0, io.EOF
+		}
+		changed := p.changed
+		p.mu.Unlock()
+		<-changed
+	}
+}
+
+var _ ports.StderrSource = (*Process)(nil)
+
+// Stderr returns the child's standard error when the spec asked for
+// SeparateStderr on pipes; nil otherwise (EmitStderr then goes to Read's
+// stream, as a real pipe or pty would merge it).
+func (p *Process) Stderr() io.Reader {
+	if !p.separate() {
+		return nil
+	}
+	return stderrReader{p}
+}
+
+func (p *Process) separate() bool { return p.spec.SeparateStderr && !p.spec.PTY }
+
+// stderrReader reads the separate standard error stream; like Read it
+// returns io.EOF once the process has exited and nothing holds the output.
+type stderrReader struct{ p *Process }
+
+func (r stderrReader) Read(b []byte) (int, error) {
+	p := r.p
+	if len(b) == 0 {
+		return 0, nil
+	}
+	for {
+		p.mu.Lock()
+		switch {
+		case p.closed:
+			p.mu.Unlock()
+			return 0, os.ErrClosed
+		case len(p.errOut) > 0:
+			n := copy(b, p.errOut)
+			p.errOut = p.errOut[n:]
 			p.mu.Unlock()
 			return n, nil
 		case p.outClosed:
@@ -380,6 +425,26 @@ func (p *Process) Emit(s string) error {
 		return errors.New("fake: emit after the output closed")
 	}
 	p.out = append(p.out, s...)
+	p.notifyLocked()
+	return nil
+}
+
+// EmitStderr writes s to the process's standard error: a stream of its own
+// when the spec asked for SeparateStderr on pipes, otherwise the same
+// stream as Emit. It fails as Emit does.
+func (p *Process) EmitStderr(s string) error {
+	if !p.separate() {
+		return p.Emit(s)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.closed:
+		return syscall.EPIPE
+	case p.outClosed:
+		return errors.New("fake: emit after the output closed")
+	}
+	p.errOut = append(p.errOut, s...)
 	p.notifyLocked()
 	return nil
 }

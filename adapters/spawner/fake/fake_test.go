@@ -65,6 +65,13 @@ func newContractSpawner(*testing.T) ports.Spawner {
 		_ = p.Emit(p.Spec().Dir + "\n")
 		return terminal.ExitedWith(0)
 	})
+	s.Register("streams", func(p *fake.Process) terminal.ExitStatus {
+		args := p.Spec().Args
+		if p.Emit(args[0]) != nil || p.EmitStderr(args[1]) != nil {
+			return terminal.ExitedWith(1)
+		}
+		return terminal.ExitedWith(0)
+	})
 	s.Register("size", func(p *fake.Process) terminal.ExitStatus {
 		if _, err := readLine(p); err != nil {
 			return terminal.ExitedWith(1)
@@ -92,6 +99,9 @@ func fakeHarness(pty bool) contract.Harness {
 		Size:       func() ports.SpawnSpec { return spec("size") },
 		MissingDir: func() ports.SpawnSpec { s := spec("print", "x"); s.Dir = missingDir; return s },
 		NotFound:   func() ports.SpawnSpec { return spec("no-such-program") },
+		PrintStreams: func(stdout, stderr string) ports.SpawnSpec {
+			return spec("streams", stdout, stderr)
+		},
 	}
 }
 

@@ -1,12 +1,14 @@
 // Package pipe implements ports.Spawner with os/exec on plain pipes: the
 // child leads its own process group, its standard input is a pipe, and its
-// standard output and standard error share one pipe, read as one stream.
+// standard output and standard error share one pipe, read as one stream —
+// or, when the spec asks for SeparateStderr, each has a pipe of its own.
 package pipe
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -62,16 +64,30 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 	cmd.Stdin = inR
 	cmd.Stdout = outW
 	cmd.Stderr = outW
+	var errR, errW *os.File
+	if spec.SeparateStderr {
+		if errR, errW, err = os.Pipe(); err != nil {
+			closeAll(inR, inW, outR, outW)
+			return nil, fmt.Errorf("pipe: spawn %q: stderr pipe: %w", spec.Program, err)
+		}
+		cmd.Stderr = errW
+	}
 
 	if err := cmd.Start(); err != nil {
 		closeAll(inR, inW, outR, outW)
+		if errR != nil {
+			closeAll(errR, errW)
+		}
 		return nil, fmt.Errorf("pipe: spawn %q in %q: %w", spec.Program, spec.Dir, err)
 	}
 	// Only the child (and whatever it starts) may keep these ends open, so
 	// that Read sees EOF exactly when the last writer is gone.
 	closeAll(inR, outW)
+	if errW != nil {
+		closeAll(errW)
+	}
 
-	p := &process{cmd: cmd, stdin: inW, out: outR, done: make(chan struct{})}
+	p := &process{cmd: cmd, stdin: inW, out: outR, errOut: errR, done: make(chan struct{})}
 	go p.reap()
 	return p, nil
 }
@@ -81,6 +97,8 @@ type process struct {
 	cmd   *exec.Cmd
 	stdin *os.File
 	out   *os.File
+	// errOut is standard error when the spec kept it apart; nil otherwise.
+	errOut *os.File
 
 	done   chan struct{}
 	status terminal.ExitStatus
@@ -102,8 +120,19 @@ func (p *process) reap() {
 	close(p.done)
 }
 
-// Read returns the merged stdout and stderr.
+// Read returns the merged stdout and stderr, or stdout alone when stderr
+// is kept apart.
 func (p *process) Read(b []byte) (int, error) { return p.out.Read(b) }
+
+var _ ports.StderrSource = (*process)(nil)
+
+// Stderr returns standard error when the spec asked for SeparateStderr.
+func (p *process) Stderr() io.Reader {
+	if p.errOut == nil {
+		return nil
+	}
+	return p.errOut
+}
 
 // Write sends b to the child's standard input.
 func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
@@ -146,14 +175,18 @@ func (p *process) Pid() int {
 // IsPTY is false: this is a child on pipes.
 func (p *process) IsPTY() bool { return false }
 
-// Close releases both pipes. A Read in progress returns an error.
+// Close releases every pipe. A Read in progress returns an error.
 func (p *process) Close() error {
 	p.closeOnce.Do(func() {
 		inErr := p.CloseInput()
 		if errors.Is(inErr, os.ErrClosed) {
 			inErr = nil
 		}
-		p.closeErr = errors.Join(inErr, p.out.Close())
+		var errErr error
+		if p.errOut != nil {
+			errErr = p.errOut.Close()
+		}
+		p.closeErr = errors.Join(inErr, p.out.Close(), errErr)
 	})
 	return p.closeErr
 }
