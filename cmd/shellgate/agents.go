@@ -1,10 +1,132 @@
 package main
 
-import "go.uber.org/fx"
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"go.uber.org/fx"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/shellgate/shellgate/adapters/audit"
+	"github.com/shellgate/shellgate/adapters/restapi"
+	"github.com/shellgate/shellgate/app/agents"
+	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/domain/risk"
+	"github.com/shellgate/shellgate/ports"
+)
+
+// AgentTerminalConfig is the agent_terminal section of the config file:
+// seed 002's keys, and shellgate's own beside them.
+type AgentTerminalConfig struct {
+	// DefaultHost is the host a session runs on when it names none; it and
+	// "main" both mean this machine, and any other host is refused.
+	DefaultHost string `yaml:"default_host"`
+	// SessionTimeout ends a session idle this long (seconds, as the seed
+	// writes it, or a duration such as 1h); 0 never ends one.
+	SessionTimeout Seconds `yaml:"session_timeout"`
+	// ApprovalRequiredFor lists risk levels that always wait for a person's
+	// approval, on top of the role table; it never unblocks anything.
+	ApprovalRequiredFor []risk.Level `yaml:"approval_required_for"`
+	// MaxConcurrentSessions refuses a new session while this many are open;
+	// 0 is no limit.
+	MaxConcurrentSessions int `yaml:"max_concurrent_sessions"`
+	// CommandTimeout kills an agent command's process group once it has
+	// run this long; 0 is no limit.
+	CommandTimeout Seconds `yaml:"command_timeout"`
+	// OutputCapBytes bounds each of stdout and stderr returned to an agent.
+	OutputCapBytes int `yaml:"output_cap_bytes"`
+	// AuditLog is the audit log's path; empty means audit.log in the data
+	// directory.
+	AuditLog string `yaml:"audit_log"`
+}
+
+// defaultAgentTerminal is the embedded default: the seed's values, and no
+// extra approval beyond the role table (see risk-policy.md, "Gate").
+func defaultAgentTerminal() AgentTerminalConfig {
+	return AgentTerminalConfig{
+		DefaultHost:           agents.MainHost,
+		SessionTimeout:        Seconds(time.Hour),
+		MaxConcurrentSessions: 10,
+		CommandTimeout:        Seconds(10 * time.Minute),
+		OutputCapBytes:        agents.DefaultOutputCapBytes,
+	}
+}
+
+// Seconds is a duration written as a number of seconds (3600, as seed 002
+// writes session_timeout) or as a Go duration ("1h", "90s").
+type Seconds time.Duration
+
+// UnmarshalYAML reads either spelling; a negative value is an error.
+func (s *Seconds) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want seconds (3600) or a duration (1h)", n.Line)
+	}
+	var d time.Duration
+	if f, err := strconv.ParseFloat(n.Value, 64); err == nil {
+		d = time.Duration(f * float64(time.Second))
+	} else if d, err = time.ParseDuration(n.Value); err != nil {
+		return fmt.Errorf("line %d: %q is neither seconds (3600) nor a duration (1h)", n.Line, n.Value)
+	}
+	if d < 0 {
+		return fmt.Errorf("line %d: %q is negative; use 0 for no limit", n.Line, n.Value)
+	}
+	*s = Seconds(d)
+	return nil
+}
+
+// auditLogPath is where the audit log lives for cfg.
+func auditLogPath(cfg Config) string {
+	if p := cfg.AgentTerminal.AuditLog; p != "" {
+		return p
+	}
+	return filepath.Join(cfg.DataDir, "audit.log")
+}
 
 // agentOptions wires the agent command gate (REST API, agent sessions,
 // audit log) into the daemon.
 func agentOptions(cfg Config) fx.Option {
-	_ = cfg
-	return fx.Options()
+	return fx.Module("agents",
+		fx.Provide(fx.Private, func() (*audit.Log, error) { return audit.Open(auditLogPath(cfg)) }),
+		fx.Provide(
+			newAgentGate,
+			fx.Annotate(newAgentRoute, fx.ResultTags(`group:"routes"`)),
+		),
+		fx.Invoke(stopAgentsBeforeHTTP),
+	)
+}
+
+func newAgentGate(cfg Config, clk ports.Clock, host *terminals.Host, log *audit.Log, logger *slog.Logger) *agents.App {
+	at := cfg.AgentTerminal
+	return agents.New(agents.Config{
+		DefaultHost:           at.DefaultHost,
+		SessionTimeout:        time.Duration(at.SessionTimeout),
+		ApprovalRequiredFor:   at.ApprovalRequiredFor,
+		MaxConcurrentSessions: at.MaxConcurrentSessions,
+		CommandTimeout:        time.Duration(at.CommandTimeout),
+		OutputCapBytes:        at.OutputCapBytes,
+	}, agents.Deps{Clock: clk, Audit: log, Terminals: host, Log: logger})
+}
+
+func newAgentRoute(app *agents.App, users ports.UserStore, logger *slog.Logger) Route {
+	return Route{Pattern: restapi.Prefix, Handler: restapi.New(app, users, logger)}
+}
+
+// stopAgentsBeforeHTTP closes the gate, then the audit log, before the
+// HTTP server drains: closing ends the agents' running commands, so the
+// requests waiting on them answer (and are audited) instead of holding
+// the server's shutdown until their timeouts. Depending on *httpServer
+// makes this hook register after the server's, so it runs before it at
+// stop.
+func stopAgentsBeforeHTTP(lc fx.Lifecycle, _ *httpServer, app *agents.App, log *audit.Log) {
+	lc.Append(fx.Hook{OnStop: func(ctx context.Context) error {
+		err := app.Close(ctx)
+		if cerr := log.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}})
 }

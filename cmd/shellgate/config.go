@@ -36,6 +36,8 @@ type Config struct {
 	Insecure bool `yaml:"insecure"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `yaml:"log_level"`
+	// AgentTerminal configures the agent command gate (seed 002).
+	AgentTerminal AgentTerminalConfig `yaml:"agent_terminal"`
 }
 
 // defaultConfig is the embedded default: a working daemon with no file.
@@ -46,6 +48,7 @@ func defaultConfig() Config {
 		StopGrace:        5 * time.Second,
 		ClientQueueBytes: 8 << 20,
 		LogLevel:         "info",
+		AgentTerminal:    defaultAgentTerminal(),
 	}
 }
 

@@ -1,0 +1,125 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/shellgate/shellgate/domain/access"
+	"github.com/shellgate/shellgate/domain/agentsession"
+	"github.com/shellgate/shellgate/domain/policy"
+	"github.com/shellgate/shellgate/ports"
+)
+
+// CreateSessionRequest is what an agent opens a session with (seed 002).
+type CreateSessionRequest struct {
+	// AgentID names the agent; required.
+	AgentID string
+	// AgentRole is one of the seed's agent roles; required, and no higher
+	// than the caller's own agent role.
+	AgentRole string
+	// ConversationID ties the session to a chat; optional.
+	ConversationID string
+	// Host is where commands run: MainHost or the configured default host;
+	// empty means the default.
+	Host string
+	// Metadata is a free-form object kept with the session.
+	Metadata map[string]any
+}
+
+// CreateSession opens an agent session in agent_control.
+type CreateSession struct{ c *core }
+
+// Handle opens the session, audits it, and starts its idle clock. It needs
+// agent:create, and an agent role at least as high as the one asked for.
+func (h CreateSession) Handle(ctx context.Context, who Caller, req CreateSessionRequest) (SessionView, error) {
+	c := h.c
+	if err := c.enter(); err != nil {
+		return SessionView{}, err
+	}
+	defer c.leave()
+	if err := who.require(access.AgentCreate); err != nil {
+		return SessionView{}, err
+	}
+	if strings.TrimSpace(req.AgentID) == "" {
+		return SessionView{}, refuse(ErrInvalid, "agent_id is required: name the agent opening the session")
+	}
+	if strings.TrimSpace(req.AgentRole) == "" {
+		return SessionView{}, fmt.Errorf("agent_role is required: %w", policy.ErrUnknownRole)
+	}
+	role, err := policy.ParseRole(req.AgentRole)
+	if err != nil {
+		return SessionView{}, err
+	}
+	if !who.Principal.MayOpenAgentRole(string(role)) {
+		return SessionView{}, ceilingError(who.Principal, role)
+	}
+	host, err := c.resolveHost(req.Host)
+	if err != nil {
+		return SessionView{}, err
+	}
+
+	s, err := agentsession.New(agentsession.Spec{
+		ID: c.newID(), AgentID: req.AgentID, AgentRole: string(role),
+		ConversationID: req.ConversationID, Host: host, Metadata: req.Metadata,
+		CreatedAt: c.clock.Now(),
+	})
+	if err != nil {
+		return SessionView{}, err
+	}
+	e := &entry{id: s.ID, created: s.CreatedAt, owner: who.Principal.ID, s: s}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := c.admit(e); err != nil {
+		return SessionView{}, err
+	}
+	rec := c.event(ports.AuditSessionCreated, &e.s, statusCreated)
+	rec.Detail = mergeDetail(nil, map[string]string{
+		"principal": who.Principal.ID, "host": host, "conversation_id": req.ConversationID,
+	})
+	if err := c.record(ctx, rec); err != nil {
+		c.end(e)
+		return SessionView{}, err
+	}
+	c.scheduleExpiry(e, c.cfg.SessionTimeout)
+	return view(e.s, c.clock.Now()), nil
+}
+
+// admit puts e on the map unless the gate is closing or full.
+func (c *core) admit(e *entry) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closing:
+		return refuse(ErrClosing, "shellgate is stopping, so no new agent session opens")
+	case c.cfg.MaxConcurrentSessions > 0 && len(c.sessions) >= c.cfg.MaxConcurrentSessions:
+		return refuse(ErrTooManySessions, "%d agent sessions are open, which is this daemon's max_concurrent_sessions; delete one (DELETE /api/agent-terminal/sessions/{session_id}) or wait for an idle one to expire", len(c.sessions))
+	}
+	c.sessions[e.id] = e
+	return nil
+}
+
+// host4 resolves the host a session asks for: this machine, by the name
+// MainHost or the configured default host.
+func (c *core) resolveHost(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	switch name {
+	case "":
+		return c.cfg.DefaultHost, nil
+	case MainHost, c.cfg.DefaultHost:
+		return name, nil
+	}
+	known := MainHost
+	if c.cfg.DefaultHost != MainHost {
+		known += " or " + c.cfg.DefaultHost
+	}
+	return "", refuse(ErrUnknownHost, "host %q is not one this daemon runs commands on; use %s (this machine), or leave host out", name, known)
+}
+
+func ceilingError(p access.Principal, want policy.Role) error {
+	ceiling, ok := p.MaxAgentRole()
+	if !ok {
+		return refuse(ErrRoleCeiling, "%s holds no agent role, so it may not open an agent session; give it a role such as %s in the users file", p.ID, policy.ChatAgent)
+	}
+	return refuse(ErrRoleCeiling, "%s may open agent sessions up to %s, not %s; ask for %s or lower", p.ID, ceiling, want, ceiling)
+}

@@ -1,0 +1,224 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/shellgate/shellgate/domain/access"
+	"github.com/shellgate/shellgate/domain/agentsession"
+	"github.com/shellgate/shellgate/domain/policy"
+	"github.com/shellgate/shellgate/domain/risk"
+	"github.com/shellgate/shellgate/ports"
+)
+
+// MaxCommandBytes bounds a submitted command; a longer shell line could
+// not be handed to a shell as one argument anyway.
+const MaxCommandBytes = 64 << 10
+
+// ExecuteRequest is an agent command (seed 002, execute).
+type ExecuteRequest struct {
+	// SessionID is the session to run in; required.
+	SessionID string
+	// Command is the shell line; required.
+	Command string
+	// Description is the agent's own account of the command, shown to the
+	// person asked to approve it. It is untrusted text.
+	Description string
+	// ForceApproval holds the command for a person's approval even when the
+	// gate would run it at once. It never unblocks a blocked command.
+	ForceApproval bool
+}
+
+// Outcome says what became of a submitted command that was not refused.
+type Outcome int
+
+// The outcomes.
+const (
+	// Ran: the command was auto-approved and has run (see Run).
+	Ran Outcome = iota + 1
+	// Held: the command waits for a person's approval (see Pending).
+	Held
+)
+
+// ExecuteResult is what became of a submitted command.
+type ExecuteResult struct {
+	Outcome Outcome
+	// Command is the command as submitted.
+	Command string
+	// AgentRole is the session's agent role.
+	AgentRole string
+	// Assessment is the classifier's verdict.
+	Assessment risk.Assessment
+	// Pending is the held command, when Outcome is Held.
+	Pending *agentsession.PendingApproval
+	// Run is how the command ran, when Outcome is Ran.
+	Run RunResult
+}
+
+// ExecuteCommand is the gate: classify, judge against the session's role,
+// then run, hold or refuse.
+type ExecuteCommand struct{ c *core }
+
+// Handle needs agent:execute, and the session's agent in control. Every
+// submission is audited before it is answered: a refusal as "blocked", a
+// hold as "approval_requested", a run as "execute" twice — once before it
+// starts (if that cannot be written, nothing runs) and once with its
+// result.
+func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteRequest) (ExecuteResult, error) {
+	c := h.c
+	if err := c.enter(); err != nil {
+		return ExecuteResult{}, err
+	}
+	defer c.leave()
+	if err := who.require(access.AgentExecute); err != nil {
+		return ExecuteResult{}, err
+	}
+	if err := checkCommand(req.Command); err != nil {
+		return ExecuteResult{}, err
+	}
+	a := risk.Classify(req.Command)
+	e, err := c.locked(who, req.SessionID)
+	if err != nil {
+		return ExecuteResult{}, err
+	}
+	res := ExecuteResult{Command: req.Command, AgentRole: e.s.AgentRole, Assessment: a}
+
+	if err := e.s.CheckExecute(); err != nil {
+		return res, c.block(ctx, e, req, a, err)
+	}
+	decision, err := policy.Check(policy.Role(e.s.AgentRole), a.Level)
+	if err != nil {
+		var be *policy.BlockedError
+		if errors.As(err, &be) {
+			err = &CommandBlockedError{Command: req.Command, Assessment: a, AgentRole: e.s.AgentRole, Err: be}
+		}
+		return res, c.block(ctx, e, req, a, err)
+	}
+	if decision == policy.Auto && (req.ForceApproval || slices.Contains(c.cfg.ApprovalRequiredFor, a.Level)) {
+		decision = policy.Approval
+	}
+	if decision == policy.Approval {
+		return c.hold(ctx, e, req, a, res)
+	}
+
+	next := e.s
+	if err := next.StartCommand(c.clock.Now()); err != nil {
+		e.mu.Unlock()
+		return res, err
+	}
+	cmd := command{e: e, sessionID: next.ID, conversationID: next.ConversationID, id: c.newID(), n: next.CommandCount, line: req.Command}
+	base := c.commandEvent(&next, req.Command, a)
+	base.Detail = mergeDetail(base.Detail, map[string]string{"command_id": cmd.id, "decision": policy.Auto.String(), "description": req.Description})
+	if err := c.record(ctx, withStatus(base, ports.AuditExecute, statusRunning)); err != nil {
+		e.mu.Unlock()
+		return res, err
+	}
+	e.s = next
+	e.running++
+	e.mu.Unlock()
+
+	res.Run, err = c.execute(ctx, cmd, base)
+	if err != nil {
+		return res, err
+	}
+	res.Outcome = Ran
+	return res, nil
+}
+
+func checkCommand(cmd string) error {
+	switch {
+	case strings.TrimSpace(cmd) == "":
+		return refuse(ErrInvalid, "command is required: give the shell line to run")
+	case len(cmd) > MaxCommandBytes:
+		return refuse(ErrInvalid, "the command is %d bytes, over the %d-byte limit; put a long script in a file and run that", len(cmd), MaxCommandBytes)
+	case strings.ContainsRune(cmd, 0):
+		return refuse(ErrInvalid, "the command holds a NUL byte, which no shell line can carry")
+	}
+	return nil
+}
+
+// commandEvent is the part every record about one command shares.
+func (c *core) commandEvent(s *agentsession.Session, line string, a risk.Assessment) ports.AuditEvent {
+	rec := c.event("", s, "")
+	rec.Command = line
+	rec.Risk = a.Level.String()
+	rec.Reasons = slices.Clone(a.Reasons)
+	return rec
+}
+
+func withStatus(e ports.AuditEvent, kind ports.AuditEventKind, status string) ports.AuditEvent {
+	e.Event, e.Status = kind, status
+	e.Detail = mergeDetail(nil, e.Detail)
+	return e
+}
+
+// block audits a refused command and returns why it was refused (or why
+// it could not be audited). e.mu is held on entry and released.
+func (c *core) block(ctx context.Context, e *entry, req ExecuteRequest, a risk.Assessment, why error) error {
+	defer e.mu.Unlock()
+	rec := withStatus(c.commandEvent(&e.s, req.Command, a), ports.AuditBlocked, statusError)
+	reason := "risk_above_role"
+	if k := agentsession.KindOf(why); k != 0 {
+		reason = k.String()
+	}
+	rec.Detail = mergeDetail(rec.Detail, map[string]string{"reason": reason, "message": why.Error(), "description": req.Description})
+	if err := c.record(ctx, rec); err != nil {
+		return err
+	}
+	return why
+}
+
+// hold keeps the command as the session's pending approval. e.mu is held
+// on entry and released.
+func (c *core) hold(ctx context.Context, e *entry, req ExecuteRequest, a risk.Assessment, res ExecuteResult) (ExecuteResult, error) {
+	p := agentsession.PendingApproval{
+		ID: c.newID(), Command: req.Command, Risk: a.Level.String(),
+		Reasons: a.Reasons, Description: req.Description, RequestedAt: c.clock.Now(),
+	}
+	next := e.s
+	if err := next.Hold(p); err != nil {
+		return res, c.block(ctx, e, req, a, err)
+	}
+	defer e.mu.Unlock()
+	rec := withStatus(c.commandEvent(&next, req.Command, a), ports.AuditApprovalRequested, statusPending)
+	rec.ApprovalID = p.ID
+	detail := map[string]string{"description": req.Description}
+	if req.ForceApproval {
+		detail["forced"] = "true"
+	}
+	rec.Detail = mergeDetail(nil, detail)
+	if err := c.record(ctx, rec); err != nil {
+		return res, err
+	}
+	e.s = next
+	res.Outcome = Held
+	res.Pending = copyPending(next.Pending)
+	return res, nil
+}
+
+// execute runs cmd, marks the session active again, and records the
+// result on top of base.
+func (c *core) execute(ctx context.Context, cmd command, base ports.AuditEvent) (RunResult, error) {
+	r, runErr := c.run(ctx, cmd)
+
+	cmd.e.mu.Lock()
+	cmd.e.running--
+	if !cmd.e.gone {
+		cmd.e.s.Touch(c.clock.Now())
+	}
+	cmd.e.mu.Unlock()
+
+	rec := withStatus(base, ports.AuditExecute, statusSuccess)
+	rec.Time = c.clock.Now()
+	rec = withResult(rec, r)
+	if runErr != nil {
+		rec.Status = statusError
+		rec.Detail["error"] = runErr.Error()
+	}
+	if err := c.recordAfter(ctx, rec); err != nil {
+		return r, errors.Join(err, runErr)
+	}
+	return r, runErr
+}

@@ -1,0 +1,226 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/domain/terminal"
+	"github.com/shellgate/shellgate/ports"
+)
+
+// agentEnv is layered over the daemon's environment for every agent
+// command: nothing may stop to page or to ask for a password, since no one
+// is typing (D16).
+var agentEnv = []string{"PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0"}
+
+// killGrace is how long a command killed for its timeout may take to
+// drain its output before its result is returned without the rest. Only a
+// process that left the command's group (setsid) and still holds its
+// output can make it run out.
+const killGrace = 5 * time.Second
+
+// maxTitle bounds a command terminal's title.
+const maxTitle = 80
+
+// RunResult is how a command ran.
+type RunResult struct {
+	// CommandID identifies the command; it is the terminal claim's
+	// toolCallId (and, for an approved command, the approval id).
+	CommandID string
+	// Terminal is the command's terminal URI, watchable over AHP.
+	Terminal string
+	// Stdout and Stderr are what the command wrote to each, each capped
+	// at the configured number of bytes; invalid UTF-8 is replaced.
+	Stdout, Stderr string
+	// ReturnCode is the exit code; 128 when a signal ended the command.
+	ReturnCode int
+	// Signal names the signal that ended the command, if one did (D13).
+	Signal string
+	// TimedOut says the command ran past its timeout and its process group
+	// was killed.
+	TimedOut bool
+	// Truncated says Stdout or Stderr was cut at the cap.
+	Truncated bool
+	// Duration is how long it ran.
+	Duration time.Duration
+}
+
+// command is one approved or auto-approved command about to run.
+type command struct {
+	e              *entry
+	sessionID      string
+	conversationID string
+	id             string
+	n              int // the session's command number, for the URI
+	line           string
+}
+
+// run executes cmd through the terminal host, on pipes, as `$SHELL -c
+// <line>` in a host-owned terminal claimed by the session, and waits for
+// it to end (or its timeout). The caller has counted the command as
+// running on its entry; run does not uncount it.
+func (c *core) run(ctx context.Context, cmd command) (RunResult, error) {
+	chat := cmd.conversationID
+	if chat == "" {
+		chat = cmd.sessionID
+	}
+	res := RunResult{
+		CommandID: cmd.id,
+		Terminal:  fmt.Sprintf("ahp-terminal:/agent-%s-%d", cmd.sessionID, cmd.n),
+	}
+	out := newCapture(c.cfg.OutputCapBytes)
+	start := c.clock.Now()
+	term, err := c.host.Create(ctx, terminals.Spec{
+		URI:  res.Terminal,
+		Name: title(cmd.line),
+		CWD:  c.cfg.Dir,
+		Claim: terminal.Claim{
+			Kind:       terminal.ClaimSession,
+			Session:    "ahp-session:/" + cmd.sessionID,
+			Chat:       "ahp-chat:/" + chat,
+			ToolCallID: cmd.id,
+		},
+		// No Shell: agent terminals run the daemon's own shell, never a
+		// connection's defaultShell (D15).
+		Command:  cmd.line,
+		Env:      agentEnv,
+		OnOutput: out.write,
+	})
+	if err != nil {
+		return res, refuseCause(ErrExecution, err, "the command could not be started")
+	}
+	c.keep(cmd.e, term)
+
+	var timedOut, abandoned chan struct{}
+	if c.cfg.CommandTimeout > 0 {
+		timedOut, abandoned = make(chan struct{}), make(chan struct{})
+		var mu sync.Mutex
+		var grace ports.Timer
+		timer := c.clock.AfterFunc(c.cfg.CommandTimeout, func() {
+			close(timedOut)
+			_ = term.Kill()
+			mu.Lock()
+			grace = c.clock.AfterFunc(killGrace, func() { close(abandoned) })
+			mu.Unlock()
+		})
+		defer func() {
+			timer.Stop()
+			mu.Lock()
+			if grace != nil {
+				grace.Stop()
+			}
+			mu.Unlock()
+		}()
+	}
+
+	var status terminal.ExitStatus
+	select {
+	case <-term.Done():
+		status = term.ExitStatus()
+	case <-abandoned:
+		// A process outside the group holds the output: answer with what
+		// arrived; the terminal shows the rest to whoever watches.
+		status = terminal.KilledBy("SIGKILL")
+	}
+	res.Duration = c.clock.Now().Sub(start)
+	res.Stdout, res.Stderr, res.Truncated = out.result()
+	res.ReturnCode, res.Signal = status.Code, status.Signal
+	if timedOut != nil {
+		select {
+		case <-timedOut:
+			res.TimedOut = true
+		default:
+		}
+	}
+	if isDone(term.Done()) {
+		if serr := term.StartError(); serr != nil {
+			return res, refuseCause(ErrExecution, serr, "the command's shell could not be started")
+		}
+	}
+	return res, nil
+}
+
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// title is the terminal's title: the command on one line, shortened.
+func title(line string) string {
+	line = strings.Join(strings.FieldsFunc(line, unicode.IsSpace), " ")
+	if utf8.RuneCountInString(line) <= maxTitle {
+		return line
+	}
+	r := []rune(line)
+	return string(r[:maxTitle-1]) + "…"
+}
+
+// capture keeps the first limit bytes of each stream for the agent.
+type capture struct {
+	limit int
+
+	mu       sync.Mutex
+	out, err stream
+	sealed   bool
+}
+
+type stream struct {
+	b   []byte
+	cut bool
+}
+
+func newCapture(limit int) *capture { return &capture{limit: limit} }
+
+// write is the terminal's output tap.
+func (c *capture) write(from terminals.Stream, data []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sealed {
+		return
+	}
+	s := &c.out
+	if from == terminals.Stderr {
+		s = &c.err
+	}
+	if room := c.limit - len(s.b); len(data) > room {
+		data = data[:max(room, 0)]
+		s.cut = true
+	}
+	s.b = append(s.b, data...)
+}
+
+// result seals the capture (later output is ignored) and returns it as
+// text.
+func (c *capture) result() (stdout, stderr string, truncated bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sealed = true
+	return c.out.text(), c.err.text(), c.out.cut || c.err.cut
+}
+
+// text is the stream as valid UTF-8; a character the cap cut in half is
+// dropped rather than shown as a replacement character.
+func (s stream) text() string {
+	b := s.b
+	if s.cut {
+		for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+			if utf8.RuneStart(b[i]) {
+				if !utf8.FullRune(b[i:]) {
+					b = b[:i]
+				}
+				break
+			}
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}

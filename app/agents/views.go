@@ -1,0 +1,61 @@
+package agents
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/shellgate/shellgate/domain/agentsession"
+)
+
+// SessionView is a session as the use cases report it: a copy, safe to
+// keep and read after the call.
+type SessionView struct {
+	ID             string
+	AgentID        string
+	AgentRole      string
+	ConversationID string
+	Host           string
+	State          agentsession.State
+	CreatedAt      time.Time
+	LastActivity   time.Time
+	// Uptime is how long the session has been open, as of the call.
+	Uptime time.Duration
+	// CommandCount is how many agent commands have started.
+	CommandCount int
+	// Pending is the command held for approval, or nil.
+	Pending *agentsession.PendingApproval
+	// Metadata is the object the session was opened with; never nil.
+	Metadata map[string]any
+}
+
+// view copies s as of now.
+func view(s agentsession.Session, now time.Time) SessionView {
+	v := SessionView{
+		ID:             s.ID,
+		AgentID:        s.AgentID,
+		AgentRole:      s.AgentRole,
+		ConversationID: s.ConversationID,
+		Host:           s.Host,
+		State:          s.State,
+		CreatedAt:      s.CreatedAt,
+		LastActivity:   s.LastActivity,
+		Uptime:         max(now.Sub(s.CreatedAt), 0),
+		CommandCount:   s.CommandCount,
+		Pending:        copyPending(s.Pending),
+		Metadata:       maps.Clone(s.Metadata),
+	}
+	if v.Metadata == nil {
+		v.Metadata = map[string]any{}
+	}
+	return v
+}
+
+func copyPending(p *agentsession.PendingApproval) *agentsession.PendingApproval {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	c.Reasons = slices.Clone(p.Reasons)
+	return &c
+}

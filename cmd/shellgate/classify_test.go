@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// runGateCLI runs the command line in-process and returns its exit code and
+// output.
+func runGateCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func decodeClassifications(t *testing.T, out string) []classification {
+	t.Helper()
+	var got []classification
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var c classification
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &c), sc.Text())
+		got = append(got, c)
+	}
+	return got
+}
+
+func TestClassifyPrintsOneObjectPerArgumentInOrder(t *testing.T) {
+	code, out, errOut := runGateCLI(t, "", "classify", "echo hi", "mkdir /tmp/x", "sudo ls", "rm -rf ./build", "kill 1")
+	require.Zero(t, code, errOut)
+
+	got := decodeClassifications(t, out)
+	require.Len(t, got, 5)
+	want := []struct {
+		risk      string
+		decisions decisions
+	}{
+		{"safe", decisions{"auto", "auto", "auto", "auto"}},
+		{"moderate", decisions{"approval", "auto", "auto", "auto"}},
+		{"high", decisions{"blocked", "approval", "approval", "approval"}},
+		{"dangerous", decisions{"blocked", "blocked", "blocked", "approval"}},
+		{"forbidden", decisions{"blocked", "blocked", "blocked", "blocked"}},
+	}
+	for i, w := range want {
+		require.Equal(t, w.risk, got[i].Risk, got[i].Command)
+		require.Equal(t, w.decisions, got[i].Decisions, got[i].Command)
+		require.NotEmpty(t, got[i].Reasons)
+	}
+	require.Equal(t, "echo hi", got[0].Command)
+	require.True(t, strings.HasPrefix(out, `{"command":"echo hi","risk":"safe","reasons":[`), "keys in the documented order: %s", out)
+	require.Contains(t, out, `"decisions":{"chat_agent":"auto","automation_agent":"auto","system_agent":"auto","admin_agent":"auto"}`)
+}
+
+func TestClassifyReadsOneCommandPerLineOfStdin(t *testing.T) {
+	code, out, errOut := runGateCLI(t, "ls -l\n\ncat /etc/hostname\r\ngit status\n", "classify")
+	require.Zero(t, code, errOut)
+	got := decodeClassifications(t, out)
+	require.Len(t, got, 3, "blank lines hold no command")
+	require.Equal(t, []string{"ls -l", "cat /etc/hostname", "git status"}, []string{got[0].Command, got[1].Command, got[2].Command})
+}
+
+func TestClassifyJSONLLetsACommandHoldNewlines(t *testing.T) {
+	code, out, errOut := runGateCLI(t, `"echo a\nrm -rf /"`+"\n"+`"echo <b> & c"`+"\n", "classify", "--jsonl")
+	require.Zero(t, code, errOut)
+	got := decodeClassifications(t, out)
+	require.Len(t, got, 2)
+	require.Equal(t, "echo a\nrm -rf /", got[0].Command)
+	require.Equal(t, "forbidden", got[0].Risk, "the second line of the command counts")
+	require.Contains(t, out, `"command":"echo <b> & c"`, "no HTML escaping")
+}
+
+func TestClassifyRefusesALineThatIsNotAJSONString(t *testing.T) {
+	code, _, errOut := runGateCLI(t, "\"ok\"\nls\n", "classify", "--jsonl")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "line 2 is not a JSON string")
+
+	code, _, errOut = runGateCLI(t, "", "classify", "--jsonl", "ls")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "give no arguments")
+}
+
+func TestClassifyAppliesTheConfigsApprovalRequiredFor(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("agent_terminal:\n  approval_required_for: [safe, moderate]\n"), 0o600))
+	code, out, errOut := runGateCLI(t, "", "classify", "--config", cfg, "echo hi", "sudo ls")
+	require.Zero(t, code, errOut)
+	got := decodeClassifications(t, out)
+	require.Equal(t, decisions{"approval", "approval", "approval", "approval"}, got[0].Decisions)
+	require.Equal(t, decisions{"blocked", "approval", "approval", "approval"}, got[1].Decisions, "it never unblocks")
+}
