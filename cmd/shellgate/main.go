@@ -59,6 +59,14 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().String("data-dir", "", "where shellgate keeps its state (default $SHELLGATE_DATA_DIR, else the per-user data directory)")
 	root.PersistentFlags().String("config", "", "a YAML config file")
 	root.AddCommand(newServeCmd())
+	root.AddCommand(newClassifyCmd())
+	root.AddCommand(newAuditCmd())
 	root.AddCommand(newTokenCmd())
+	root.AddCommand(newAttachCmd())
+	root.AddCommand(newLsCmd())
+	root.AddCommand(newExecCmd())
+	root.AddCommand(newApprovalsCmd())
+	root.AddCommand(newApproveCmd())
+	root.AddCommand(newDenyCmd())
 	return root
 }

@@ -1,0 +1,459 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/shellgate/shellgate/cmd/shellgate/internal/client"
+)
+
+// The detach sequence: Ctrl-] (as in telnet) and then d. Ctrl-] twice sends
+// one Ctrl-]; Ctrl-] and any other key sends both.
+const (
+	detachPrefix = 0x1d // Ctrl-]
+	detachKey    = 'd'
+	detachKeys   = "Ctrl-] then d"
+)
+
+// newAttachCmd streams a terminal both ways, like ssh or tmux attach.
+func newAttachCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "attach [terminal]",
+		Short: "Attach to a terminal (ahp-terminal:/ID or ID); with none, open a new shell",
+		Long: `Attach this terminal to one of the daemon's terminals: its scrollback is
+written first, then its live output, and what you type goes to it. The
+window size follows this one. With no argument a new shell is opened on a
+pseudoterminal.
+
+Detach with ` + detachKeys + `: the terminal keeps running (ls shows it, attach
+returns to it). Press Ctrl-] twice to send one Ctrl-]. When the terminal's
+process ends, attach ends too, with its exit code.
+
+On a terminal without a pty (pipes) this side stays line-buffered: lines are
+sent on Enter, Ctrl-C interrupts the process, and the detach sequence is
+followed by Enter (or press Ctrl-\). SIGTERM or SIGHUP detach as well.`,
+		Example: `  shellgate attach
+  shellgate attach build
+  shellgate attach ahp-terminal:/build`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := resolveRemote(cmd)
+			if err != nil {
+				return err
+			}
+			target := ""
+			if len(args) == 1 {
+				target = client.TerminalURI(args[0])
+			}
+			return r.scrub(runAttach(cmd, r, target))
+		},
+	}
+	addRemoteFlags(cmd)
+	return cmd
+}
+
+// attachment is one attach run: the connection, the local terminal and
+// what must be undone on the way out.
+type attachment struct {
+	c      *client.Client
+	uri    string
+	in     io.Reader
+	out    io.Writer
+	errOut io.Writer
+	inFd   int
+	inTTY  bool
+	outTTY bool
+	sizeFd int // the fd to read the window size from; -1 for none
+	isPty  bool
+
+	raw        bool
+	restoreMu  sync.Mutex
+	oldState   *term.State
+	altScreen  bool            // the remote program switched to the alternate screen
+	shownNotes map[string]bool // rejection reasons already shown
+	lastSize   [2]int          // cols, rows last sent
+}
+
+func runAttach(cmd *cobra.Command, r remote, target string) error {
+	a := &attachment{in: cmd.InOrStdin(), out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), sizeFd: -1, shownNotes: map[string]bool{}}
+	if f, ok := a.in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		a.inFd, a.inTTY = int(f.Fd()), true
+		a.sizeFd = a.inFd
+	}
+	if f, ok := a.out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		a.sizeFd, a.outTTY = int(f.Fd()), true
+	}
+	// Whatever happens below — a return, a panic on this goroutine — the
+	// local terminal is given back as it was.
+	defer a.restore()
+
+	// Signals are attach's to interpret (the root's context would end at
+	// the first one), so it runs on its own context.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+	defer signal.Stop(winch)
+
+	c, _, err := r.dial(ctx, client.RootChannel)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	a.c = c
+	setup, cancelSetup := context.WithTimeout(ctx, setupPatience)
+	defer cancelSetup()
+
+	cols, rows, haveSize := windowSize(a.sizeFd)
+	a.uri = target
+	if a.uri == "" {
+		a.uri = client.TerminalURI(client.RandomID())
+		spawn := &client.Spawn{PTY: true}
+		if t := os.Getenv("TERM"); t != "" {
+			spawn.Env = map[string]string{"TERM": t}
+		}
+		p := client.CreateParams{Channel: a.uri, Spawn: spawn}
+		if haveSize {
+			p.Cols, p.Rows = cols, rows
+			a.lastSize = [2]int{cols, rows}
+		}
+		if err := c.CreateTerminal(setup, p); err != nil {
+			return err
+		}
+	}
+	snap, err := c.Subscribe(setup, a.uri)
+	if err != nil {
+		if target == "" {
+			// Not worth leaving a shell nobody can reach.
+			_ = c.DisposeTerminal(setup, a.uri)
+		}
+		return err
+	}
+	state, err := snap.Terminal()
+	if err != nil {
+		return err
+	}
+	a.isPty = state.IsPty
+	if a.lastSize == [2]int{} {
+		a.lastSize = [2]int{state.Cols, state.Rows}
+	}
+	cancelSetup()
+
+	if a.inTTY && a.isPty {
+		if err := a.makeRaw(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(a.errOut, "shellgate: attached to %s; detach with %s%s", a.uri, detachKeys, a.newline())
+	if err := a.output(state.Text()); err != nil {
+		return err
+	}
+	if exited, code := state.Exited(); exited {
+		return a.finish(terminalExit(a.uri, code))
+	}
+	if err := a.followSize(ctx); err != nil {
+		return a.finish(ending{err: err})
+	}
+
+	detached := make(chan struct{})
+	inputDone := make(chan error, 1)
+	go a.pumpInput(ctx, detached, inputDone)
+
+	for {
+		select {
+		case env, ok := <-c.Actions():
+			if !ok {
+				return a.finish(ending{err: connectionLost(c)})
+			}
+			if end, over := a.apply(env); over {
+				return a.finish(end)
+			}
+		case <-detached:
+			return a.finish(ending{note: fmt.Sprintf("detached from %s; it keeps running (shellgate attach %s)", a.uri, client.TerminalID(a.uri))})
+		case err := <-inputDone:
+			// Standard input ended (or failed): keep showing the output
+			// until the terminal ends or a signal comes.
+			inputDone = nil
+			if err != nil {
+				a.notice("input stopped: " + err.Error())
+			}
+		case <-winch:
+			if err := a.followSize(ctx); err != nil {
+				return a.finish(ending{err: err})
+			}
+		case sig := <-sigs:
+			if sig == os.Interrupt && !a.isRaw() {
+				// Line-buffered (pipes): Ctrl-C is for the remote process.
+				if err := c.Input(ctx, a.uri, "\x03"); err != nil {
+					return a.finish(ending{err: err})
+				}
+				continue
+			}
+			return a.finish(ending{
+				note: fmt.Sprintf("detached from %s on %v; it keeps running", a.uri, sig),
+				err:  exitCodeError(128 + int(sig.(syscall.Signal))),
+			})
+		}
+	}
+}
+
+// ending is how an attach run ends: a note for stderr and the error (or
+// exit code) to return.
+type ending struct {
+	note string
+	err  error
+}
+
+func terminalExit(uri string, code *int) ending {
+	if code == nil {
+		return ending{note: uri + " exited", err: exitCodeError(1)}
+	}
+	e := ending{note: fmt.Sprintf("%s exited with code %d", uri, *code)}
+	if *code != 0 {
+		e.err = exitCodeError(*code)
+	}
+	return e
+}
+
+// apply handles one envelope; over says the attachment has ended.
+func (a *attachment) apply(env client.Envelope) (ending, bool) {
+	switch env.Channel {
+	case a.uri:
+		if env.RejectionReason != "" {
+			if !a.shownNotes[env.RejectionReason] {
+				a.shownNotes[env.RejectionReason] = true
+				a.notice(printable(env.RejectionReason))
+			}
+			return ending{}, false
+		}
+		switch env.Action.Type {
+		case "terminal/data":
+			if err := a.output(env.Action.Data); err != nil {
+				return ending{err: err}, true
+			}
+		case "terminal/exited":
+			return terminalExit(a.uri, env.Action.ExitCode), true
+		}
+	case client.RootChannel:
+		if env.Action.Type != "root/terminalsChanged" {
+			return ending{}, false
+		}
+		for _, t := range env.Action.Terminals {
+			if t.Resource == a.uri {
+				return ending{}, false
+			}
+		}
+		// No terminal channel says it was disposed of; only the list does.
+		return ending{note: a.uri + " was disposed of", err: exitCodeError(1)}, true
+	}
+	return ending{}, false
+}
+
+// pumpInput sends what is typed until the detach sequence or the end of
+// input. It may stay blocked in a read after attach has ended; the process
+// is exiting by then.
+func (a *attachment) pumpInput(ctx context.Context, detached chan<- struct{}, done chan<- error) {
+	defer func() {
+		// A panic here would skip runAttach's deferred restore.
+		if p := recover(); p != nil {
+			a.restore()
+			panic(p)
+		}
+	}()
+	var keys detachFilter
+	var carry []byte
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := a.in.Read(buf)
+		if n > 0 {
+			chunk, detach := buf[:n], false
+			if a.inTTY {
+				chunk, detach = keys.feed(chunk)
+			}
+			var text string
+			text, carry = completeUTF8(append(carry, chunk...))
+			if text != "" {
+				if ierr := a.c.Input(ctx, a.uri, text); ierr != nil {
+					done <- ierr
+					return
+				}
+			}
+			if detach {
+				close(detached)
+				return
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			done <- err
+			return
+		}
+	}
+}
+
+// followSize sends the window size when it has changed.
+func (a *attachment) followSize(ctx context.Context) error {
+	cols, rows, ok := windowSize(a.sizeFd)
+	if !ok || !a.isPty || [2]int{cols, rows} == a.lastSize {
+		return nil
+	}
+	a.lastSize = [2]int{cols, rows}
+	return a.c.Resize(ctx, a.uri, cols, rows)
+}
+
+func (a *attachment) makeRaw() error {
+	a.restoreMu.Lock()
+	defer a.restoreMu.Unlock()
+	old, err := term.MakeRaw(a.inFd)
+	if err != nil {
+		return fmt.Errorf("cannot put this terminal in raw mode: %w", err)
+	}
+	a.oldState, a.raw = old, true
+	return nil
+}
+
+// restore gives the local terminal back its modes; safe to call again and
+// from any goroutine.
+func (a *attachment) restore() {
+	a.restoreMu.Lock()
+	defer a.restoreMu.Unlock()
+	if a.oldState == nil {
+		return
+	}
+	if a.outTTY {
+		a.resetScreen()
+	}
+	_ = term.Restore(a.inFd, a.oldState)
+	a.oldState, a.raw = nil, false
+}
+
+// resetScreen undoes what the remote program may have left switched on
+// (alternate screen, hidden cursor, mouse reporting, bracketed paste,
+// application keys), so this shell's screen works as before.
+func (a *attachment) resetScreen() {
+	reset := "\x1b[0m\x1b[?25h\x1b[?1l\x1b>\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l"
+	if a.altScreen {
+		reset = "\x1b[?1049l" + reset
+	}
+	_, _ = io.WriteString(a.out, reset)
+}
+
+func (a *attachment) isRaw() bool {
+	a.restoreMu.Lock()
+	defer a.restoreMu.Unlock()
+	return a.raw
+}
+
+// finish restores the terminal, then says how it ended.
+func (a *attachment) finish(e ending) error {
+	wasRaw := a.isRaw()
+	a.restore()
+	if e.note != "" {
+		lead := ""
+		if wasRaw {
+			lead = "\r\n"
+		}
+		fmt.Fprintf(a.errOut, "%sshellgate: %s\n", lead, e.note)
+	}
+	return e.err
+}
+
+// notice shows a message mid-stream, on a line of its own.
+func (a *attachment) notice(msg string) {
+	nl := a.newline()
+	fmt.Fprintf(a.errOut, "%sshellgate: %s%s", nl, msg, nl)
+}
+
+func (a *attachment) newline() string {
+	if a.isRaw() {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// output writes the terminal's output and watches whether the remote
+// program is on the alternate screen.
+func (a *attachment) output(s string) error {
+	if s == "" {
+		return nil
+	}
+	if on, off := strings.LastIndex(s, "\x1b[?1049h"), strings.LastIndex(s, "\x1b[?1049l"); on >= 0 || off >= 0 {
+		a.restoreMu.Lock()
+		a.altScreen = on > off
+		a.restoreMu.Unlock()
+	}
+	if _, err := io.WriteString(a.out, s); err != nil {
+		return fmt.Errorf("writing the output: %w", err)
+	}
+	return nil
+}
+
+// detachFilter finds the detach sequence in typed input, across reads.
+type detachFilter struct {
+	pending bool // the last byte seen was the prefix
+}
+
+// feed returns the bytes to send and whether the sequence was completed;
+// bytes typed after it are dropped.
+func (f *detachFilter) feed(p []byte) ([]byte, bool) {
+	out := make([]byte, 0, len(p)+1)
+	for _, b := range p {
+		switch {
+		case f.pending && b == detachKey:
+			f.pending = false
+			return out, true
+		case f.pending && b == detachPrefix:
+			f.pending = false
+			out = append(out, detachPrefix)
+		case f.pending:
+			f.pending = false
+			out = append(out, detachPrefix, b)
+		case b == detachPrefix:
+			f.pending = true
+		default:
+			out = append(out, b)
+		}
+	}
+	return out, false
+}
+
+// completeUTF8 splits p into the text to send now and an incomplete
+// multi-byte sequence at its end, kept for the next read. Bytes that can
+// never be UTF-8 are sent (the wire's JSON turns them into U+FFFD).
+func completeUTF8(p []byte) (string, []byte) {
+	cut := len(p)
+	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(p[i]) {
+			if !utf8.FullRune(p[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	return string(p[:cut]), bytes.Clone(p[cut:])
+}
+
+// termSize is the window size of the terminal at fd.
+func termSize(fd int) (int, int, error) {
+	if fd < 0 {
+		return 0, 0, errors.New("not a terminal")
+	}
+	return term.GetSize(fd)
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shellgate/shellgate/cmd/shellgate/internal/client"
+	"github.com/shellgate/shellgate/domain/terminal"
+)
+
+// execOptions are exec's flags.
+type execOptions struct {
+	pty  bool
+	cwd  string
+	keep bool
+	env  []string
+}
+
+// newExecCmd runs one program in a new terminal and exits with its code.
+func newExecCmd() *cobra.Command {
+	var opts execOptions
+	cmd := &cobra.Command{
+		Use:   "exec [--pty] [--cwd DIR] [--keep] [-e NAME=VALUE]... -- CMD [ARG...]",
+		Short: "Run one command in a new terminal, stream its output and exit with its exit code",
+		Long: `Run CMD with exactly ARGs (no shell in between) in a new terminal on the
+daemon, write its output to stdout as it comes, and exit with its exit code
+(128 when a signal killed it). On pipes (the default) stdout and stderr arrive
+merged; --pty runs it on a pseudoterminal sized like this one. Standard input
+is not forwarded.
+
+Ctrl-C once sends an interrupt to the command; a second Ctrl-C, or SIGTERM,
+stops waiting. The terminal is disposed of afterwards unless --keep is given
+(then attach to it, or see it with ls).`,
+		Example: `  shellgate exec -- make -j4 test
+  shellgate exec --pty --cwd /srv/app -- htop
+  shellgate exec -- sh -c 'echo hello; exit 3'`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := resolveRemote(cmd)
+			if err != nil {
+				return err
+			}
+			return r.scrub(runExec(cmd, r, args, opts))
+		},
+	}
+	// Everything after the command belongs to it, flags included.
+	cmd.Flags().SetInterspersed(false)
+	cmd.Flags().BoolVar(&opts.pty, "pty", false, "run the command on a pseudoterminal instead of pipes")
+	cmd.Flags().StringVar(&opts.cwd, "cwd", "", "start directory on the daemon's machine (default: the daemon's own); a relative path is made absolute here")
+	cmd.Flags().BoolVar(&opts.keep, "keep", false, "keep the terminal after the command ends instead of disposing of it")
+	cmd.Flags().StringArrayVarP(&opts.env, "env", "e", nil, "add NAME=VALUE to the command's environment (repeatable)")
+	addRemoteFlags(cmd)
+	return cmd
+}
+
+func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) error {
+	spawn := &client.Spawn{Command: argv[0], Args: append([]string{}, argv[1:]...), PTY: opts.pty}
+	for _, kv := range opts.env {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("--env %q: want NAME=VALUE", kv)
+		}
+		if spawn.Env == nil {
+			spawn.Env = map[string]string{}
+		}
+		spawn.Env[name] = value
+	}
+	params := client.CreateParams{Name: strings.Join(argv, " "), Spawn: spawn}
+	if opts.cwd != "" {
+		dir, err := filepath.Abs(opts.cwd)
+		if err != nil {
+			return fmt.Errorf("--cwd %s: %w", opts.cwd, err)
+		}
+		params.CWD = terminal.URIFromPath(dir)
+	}
+	out := cmd.OutOrStdout()
+	if opts.pty {
+		if f, ok := out.(*os.File); ok {
+			params.Cols, params.Rows, _ = windowSize(int(f.Fd()))
+		}
+	}
+
+	// The root command's context ends at the first Ctrl-C; exec decides
+	// for itself what a signal means, so it runs on its own context.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	// A closed stdout (exec … | head) is a write error to handle, not a
+	// silent death that would leave the terminal behind.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
+
+	c, _, err := r.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	params.Channel = client.TerminalURI(client.RandomID())
+	setup, cancelSetup := context.WithTimeout(ctx, setupPatience)
+	defer cancelSetup()
+	if err := c.CreateTerminal(setup, params); err != nil {
+		return err
+	}
+	uri := params.Channel
+	if opts.keep {
+		defer fmt.Fprintf(cmd.ErrOrStderr(), "shellgate: kept %s (shellgate attach %s)\n", uri, client.TerminalID(uri))
+	} else {
+		defer func() {
+			dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer dcancel()
+			if err := c.DisposeTerminal(dctx, uri); err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "shellgate: could not dispose of %s: %v\n", uri, r.scrub(err))
+			}
+		}()
+	}
+	snap, err := c.Subscribe(setup, uri)
+	if err != nil {
+		return err
+	}
+	state, err := snap.Terminal()
+	if err != nil {
+		return err
+	}
+	if err := writeOutput(out, state.Text()); err != nil {
+		return err
+	}
+	if exited, code := state.Exited(); exited {
+		return exitStatus(cmd.ErrOrStderr(), code)
+	}
+	interrupted := false
+	for {
+		select {
+		case env, ok := <-c.Actions():
+			if !ok {
+				return connectionLost(c)
+			}
+			if env.Channel != uri {
+				continue
+			}
+			switch env.Action.Type {
+			case "terminal/data":
+				if err := writeOutput(out, env.Action.Data); err != nil {
+					return err
+				}
+			case "terminal/exited":
+				return exitStatus(cmd.ErrOrStderr(), env.Action.ExitCode)
+			}
+		case sig := <-sigs:
+			if sig == os.Interrupt && !interrupted {
+				// On pipes the daemon turns ^C into SIGINT to the command's
+				// process group; on a pty the line discipline does.
+				interrupted = true
+				if err := c.Input(ctx, uri, "\x03"); err != nil {
+					return err
+				}
+				continue
+			}
+			return exitCodeError(128 + int(sig.(syscall.Signal)))
+		}
+	}
+}
+
+// writeOutput writes the command's output; a reader that went away ends
+// exec as the shell would have ended it (128 + SIGPIPE).
+func writeOutput(w io.Writer, s string) error {
+	if s == "" {
+		return nil
+	}
+	if _, err := io.WriteString(w, s); err != nil {
+		if errors.Is(err, syscall.EPIPE) {
+			return exitCodeError(128 + int(syscall.SIGPIPE))
+		}
+		return fmt.Errorf("writing the output: %w", err)
+	}
+	return nil
+}
+
+// exitStatus turns a terminal's exit into exec's own.
+func exitStatus(stderr io.Writer, code *int) error {
+	if code == nil {
+		fmt.Fprintln(stderr, "shellgate: the command ended without an exit code")
+		return exitCodeError(1)
+	}
+	if *code == 0 {
+		return nil
+	}
+	return exitCodeError(*code)
+}
+
+// connectionLost says why the action stream ended.
+func connectionLost(c *client.Client) error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	return client.ErrClosed
+}
+
+// windowSize is a terminal's size; ok is false when fd is not a terminal.
+func windowSize(fd int) (cols, rows int, ok bool) {
+	cols, rows, err := termSize(fd)
+	if err != nil || cols <= 0 || rows <= 0 {
+		return 0, 0, false
+	}
+	return cols, rows, true
+}
