@@ -22,6 +22,7 @@ import (
 	"github.com/shellgate/shellgate/adapters/spawner/local"
 	"github.com/shellgate/shellgate/adapters/transport/websocket"
 	"github.com/shellgate/shellgate/adapters/userstore"
+	"github.com/shellgate/shellgate/adapters/web"
 	"github.com/shellgate/shellgate/app/gate"
 	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
@@ -95,7 +96,8 @@ func newLogger(level string, out io.Writer) *slog.Logger {
 }
 
 func newWebSocketServer(log *slog.Logger, users ports.UserStore) (*websocket.Server, error) {
-	return websocket.New(websocket.Options{Logger: log, Authorize: doorAuthorizer(users)})
+	// Requests that are not WebSocket upgrades get the web page.
+	return websocket.New(websocket.Options{Logger: log, Authorize: doorAuthorizer(users), Fallback: web.Handler()})
 }
 
 func newProtocolServer(cfg Config, host *terminals.Host, clk ports.Clock, log *slog.Logger, m *metrics.Metrics, g *gate.Gate, srv *httpServer) *ahp.Server {

@@ -1,0 +1,747 @@
+// shellgate's web page: the terminal list, one live terminal (xterm.js), and
+// the agent sessions panel. It speaks AHP over the host's own WebSocket
+// endpoint and the agent gate's REST API, like any other client.
+//
+// Sign-in: the token arrives in the URL fragment (#token=…), which browsers
+// never send to a server; it is moved to sessionStorage (this tab only) and
+// removed from the address bar. It leaves the page only as the WebSocket
+// URL's ?token= (the door browsers can use, since they cannot set headers on
+// a WebSocket) and as the REST API's Authorization header.
+
+import { Terminal } from './vendor/xterm/xterm.mjs';
+import { FitAddon } from './vendor/addon-fit/addon-fit.mjs';
+import { AhpClient, ROOT, Codes } from './ahp.js';
+import { AgentPanel } from './agents.js';
+import { el, clear } from './dom.js';
+
+const KEYS = Object.freeze({
+  token: 'shellgate.token',
+  clientId: 'shellgate.clientId',
+  clientSeq: 'shellgate.clientSeq',
+});
+const VERSIONS = ['1.0.0', '0.9.0'];
+const SPAWN_KEY = 'shellgate/spawn';
+const PAGE_VERSION = '1';
+
+allowLibraryStyles();
+recordPolicyViolations();
+
+const $ = (id) => document.getElementById(id);
+const ui = {
+  conn: $('conn'),
+  who: $('who'),
+  signOut: $('sign-out'),
+  signin: $('signin'),
+  signinForm: $('signin-form'),
+  tokenInput: $('token-input'),
+  workspace: $('workspace'),
+  newTerminal: $('new-terminal'),
+  listBanner: $('list-banner'),
+  list: $('terminal-list'),
+  listEmpty: $('list-empty'),
+  title: $('term-title'),
+  status: $('term-status'),
+  claim: $('term-claim'),
+  close: $('close-terminal'),
+  readonly: $('readonly'),
+  note: $('note'),
+  screen: $('screen'),
+  placeholder: $('placeholder'),
+  placeholderText: $('placeholder-text'),
+  agentList: $('agent-sessions'),
+  agentEmpty: $('agents-empty'),
+  agentError: $('agents-error'),
+  pendingCount: $('pending-count'),
+  toast: $('toast'),
+};
+
+// xterm.js's DOM renderer adds <style> elements at run time. The policy
+// admits only styles from this origin and elements carrying the index
+// document's nonce, so each new <style> is stamped with it at creation,
+// before it is inserted (a nonce added later does not count).
+function allowLibraryStyles() {
+  const nonce = document.getElementById('app-css')?.nonce;
+  if (!nonce) return;
+  const create = Document.prototype.createElement;
+  document.createElement = function createElement(tag, options) {
+    const node = create.call(this, tag, options);
+    if (String(tag).toLowerCase() === 'style') node.setAttribute('nonce', nonce);
+    return node;
+  };
+}
+
+// Policy violations are kept where a test (or a curious person) can read
+// them: window.shellgateViolations.
+function recordPolicyViolations() {
+  window.shellgateViolations = [];
+  document.addEventListener('securitypolicyviolation', (e) => {
+    window.shellgateViolations.push(`${e.violatedDirective}: ${e.blockedURI || 'inline'}`);
+    console.warn('shellgate: content security policy blocked', e.violatedDirective, e.blockedURI);
+  });
+}
+
+// ---- sign-in -------------------------------------------------------------
+
+function token() {
+  return sessionStorage.getItem(KEYS.token) || '';
+}
+
+function setToken(t) {
+  if (t !== token()) {
+    // Another person's token: this tab's client id must not carry over.
+    sessionStorage.removeItem(KEYS.clientId);
+    sessionStorage.removeItem(KEYS.clientSeq);
+  }
+  sessionStorage.setItem(KEYS.token, t);
+}
+
+// takeTokenFromFragment moves #token=… into sessionStorage and out of the
+// address bar (and so out of history, bookmarks and screenshots).
+function takeTokenFromFragment() {
+  const hash = location.hash.replace(/^#/, '');
+  if (!hash) return false;
+  const params = new URLSearchParams(hash);
+  if (!params.has('token')) return false;
+  const t = params.get('token').trim();
+  params.delete('token');
+  const rest = params.toString();
+  history.replaceState(history.state, '', location.pathname + location.search + (rest ? `#${rest}` : ''));
+  if (!t) return false;
+  setToken(t);
+  return true;
+}
+
+function signOut() {
+  for (const k of Object.values(KEYS)) sessionStorage.removeItem(k);
+  location.replace(location.pathname);
+}
+
+// clientId is random and kept in sessionStorage; it is reused when this tab
+// reloads, and a new tab (a duplicated one included, which copies the
+// storage) mints its own, so two tabs never share one client id and its
+// clientSeq counter.
+function clientIdentity() {
+  const nav = performance.getEntriesByType('navigation')[0];
+  let id = sessionStorage.getItem(KEYS.clientId);
+  if (!id || !nav || nav.type !== 'reload') {
+    id = `web-${uuid()}`;
+    sessionStorage.setItem(KEYS.clientId, id);
+    sessionStorage.setItem(KEYS.clientSeq, '0');
+  }
+  return id;
+}
+
+// nextClientSeq survives reloads: the host applies a (clientId, clientSeq)
+// at most once, so numbers must keep increasing for the same client id.
+function nextClientSeq() {
+  const n = (Number.parseInt(sessionStorage.getItem(KEYS.clientSeq) || '0', 10) || 0) + 1;
+  sessionStorage.setItem(KEYS.clientSeq, String(n));
+  return n;
+}
+
+// uuid works outside secure contexts too (crypto.randomUUID does not).
+function uuid() {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+function socketURL(t) {
+  const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  return `${scheme}//${location.host}/?token=${encodeURIComponent(t)}`;
+}
+
+// ---- small view helpers ---------------------------------------------------
+
+let toastTimer = 0;
+function toast(text, kind = 'error') {
+  ui.toast.textContent = text;
+  ui.toast.className = `toast ${kind === 'info' ? 'info' : ''}`.trim();
+  ui.toast.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { ui.toast.hidden = true; }, 7000);
+}
+
+function show(node, text) {
+  node.textContent = text || '';
+  node.hidden = !text;
+}
+
+function lifecycleOf(t) {
+  if (t.lifecycle && t.lifecycle.status) return t.lifecycle;
+  if (t.exitCode !== undefined) return { status: 'exited', exitCode: t.exitCode }; // before 0.9.0
+  return { status: 'running' };
+}
+
+function statusText(lc) {
+  if (lc.status === 'running') return 'running';
+  if (lc.status === 'exited') return lc.exitCode === undefined ? 'exited' : `exited (code ${lc.exitCode})`;
+  return String(lc.status);
+}
+
+function statusClass(lc) {
+  if (lc.status === 'running') return 'badge running';
+  return lc.exitCode ? 'badge exited failed' : 'badge exited';
+}
+
+function contentText(content) {
+  let out = '';
+  for (const part of content || []) {
+    if (part.type === 'unclassified') out += part.value || '';
+    else if (part.type === 'command') out += part.output || '';
+  }
+  return out;
+}
+
+function isRefusal(err) {
+  return err && (err.code === Codes.PermissionDenied || err.code === Codes.AuthRequired);
+}
+
+// ---- the app ---------------------------------------------------------------
+
+class App {
+  constructor(tok) {
+    this.token = tok;
+    this.clientId = clientIdentity();
+    this.principal = '';
+    this.terminals = [];
+    this.open = null; // the terminal on screen, see openTerminal
+    this.canCreate = true;
+    this.term = null;
+    this.fit = null;
+    this.following = false;
+    this.resizeTimer = 0;
+    this.client = new AhpClient({
+      url: socketURL(tok),
+      clientId: this.clientId,
+      versions: VERSIONS,
+      clientInfo: { name: 'shellgate-web', version: PAGE_VERSION, title: 'shellgate web page' },
+      nextClientSeq,
+      callbacks: {
+        onStatus: (s) => this.onStatus(s),
+        onSync: (s) => this.onSync(s),
+        onAction: (e) => this.onAction(e),
+        onMissing: (uris) => this.onMissing(uris),
+        onNotification: (m, p) => this.onNotification(m, p),
+      },
+    });
+    this.agents = new AgentPanel({
+      list: ui.agentList,
+      empty: ui.agentEmpty,
+      error: ui.agentError,
+      count: ui.pendingCount,
+      token: () => this.token,
+      userId: () => this.principal,
+    });
+  }
+
+  start() {
+    ui.signin.hidden = true;
+    ui.workspace.hidden = false;
+    ui.signOut.hidden = false;
+    ui.newTerminal.addEventListener('click', () => this.createTerminal());
+    ui.close.addEventListener('click', () => this.armClose(ui.close, this.open?.uri));
+    this.renderList();
+    this.client.start();
+    this.agents.start();
+  }
+
+  // -- connection --
+
+  onStatus({ state, detail, retryInMs }) {
+    ui.conn.dataset.state = state;
+    ui.conn.title = detail || '';
+    const text = {
+      connecting: 'connecting…',
+      connected: 'connected',
+      reconnecting: retryInMs ? `reconnecting in ${Math.ceil(retryInMs / 1000)}s` : 'reconnecting…',
+      failed: 'disconnected',
+    }[state] || state;
+    ui.conn.textContent = text;
+    if (state === 'failed') toast(detail);
+    if (state === 'reconnecting' && retryInMs && !this.client.handshaken && this.client.attempt >= 2) {
+      toast(`Cannot connect: ${detail}`);
+    }
+    ui.newTerminal.disabled = state !== 'connected' || !this.canCreate;
+    this.renderHead();
+  }
+
+  onSync({ snapshots }) {
+    const root = snapshots.find((s) => s.resource === ROOT);
+    if (root) {
+      this.notePrincipal(root.state?._meta);
+      this.setTerminals(root.state?.terminals || []);
+    }
+    const o = this.open;
+    if (!o || o.gone) return;
+    const snap = snapshots.find((s) => s.resource === o.uri);
+    if (snap) {
+      this.applySnapshot(o, snap);
+    } else {
+      this.subscribeOpen(o);
+    }
+  }
+
+  onMissing(uris) {
+    if (this.open && uris.includes(this.open.uri)) this.markGone(this.open, 'This terminal was closed while the page was disconnected.');
+  }
+
+  onNotification(method, params) {
+    if (method === 'auth/required') {
+      const why = params.reason === 'expired' ? 'Your sign-in expired' : 'This host asks you to sign in again';
+      toast(`${why}. Sign out and open a fresh sign-in link.`);
+    }
+  }
+
+  notePrincipal(meta) {
+    if (!meta || typeof meta !== 'object') return;
+    for (const [k, v] of Object.entries(meta)) {
+      if (/principal/i.test(k) && typeof v === 'string' && v) {
+        this.principal = v.replace(/^user:/, '');
+        show(ui.who, `signed in as ${this.principal}`);
+      }
+    }
+  }
+
+  // -- the root list --
+
+  setTerminals(list) {
+    this.terminals = Array.isArray(list) ? list : [];
+    const o = this.open;
+    const listed = o && this.terminals.some((t) => t.resource === o.uri);
+    if (o && !o.gone && !listed && this.client.connected && (o.subscribed || !o.watchable)) {
+      this.markGone(o, 'This terminal was closed.');
+    }
+    if (o) {
+      const info = this.terminals.find((t) => t.resource === o.uri);
+      if (info) {
+        o.title = info.title ?? o.title;
+        o.claim = info.claim ?? o.claim;
+        o.lifecycle = lifecycleOf(info);
+        this.renderHead();
+      }
+    }
+    this.renderList();
+  }
+
+  renderList() {
+    // Rebuilding the list must not throw a keyboard user's focus away.
+    const active = document.activeElement;
+    const refocus = active && ui.list.contains(active)
+      ? { uri: active.closest('[data-uri]')?.dataset.uri, testid: active.dataset.testid }
+      : null;
+    clear(ui.list);
+    for (const t of this.terminals) {
+      const lc = lifecycleOf(t);
+      const current = this.open && this.open.uri === t.resource;
+      const title = t.title || t.resource;
+      const openBtn = el('button', {
+        class: 'row-open', type: 'button', 'data-testid': 'terminal-open', 'aria-label': `Open terminal ${title}`,
+      }, title);
+      openBtn.addEventListener('click', () => this.openTerminal(t.resource));
+      const closeBtn = el('button', {
+        class: 'btn danger small', type: 'button', 'data-testid': 'terminal-close', 'aria-label': `Close terminal ${title}`,
+      }, 'Close');
+      closeBtn.addEventListener('click', () => this.armClose(closeBtn, t.resource));
+      const li = el('li', {
+        class: 'terminal-row', 'data-testid': 'terminal-row', 'data-uri': t.resource,
+        'data-status': lc.status, 'aria-current': current ? 'true' : 'false',
+      },
+      openBtn,
+      el('span', { class: statusClass(lc), 'data-testid': 'terminal-row-status' }, statusText(lc)),
+      el('div', { class: 'meta', title: t.resource }, `${this.claimText(t.claim)} · ${t.resource}`),
+      closeBtn);
+      ui.list.append(li);
+    }
+    ui.listEmpty.hidden = this.terminals.length > 0;
+    if (refocus && refocus.uri && refocus.testid) {
+      ui.list.querySelector(`[data-uri="${CSS.escape(refocus.uri)}"] [data-testid="${CSS.escape(refocus.testid)}"]`)?.focus();
+    }
+  }
+
+  claimText(claim) {
+    if (!claim) return 'unclaimed';
+    if (claim.kind === 'client') return claim.clientId === this.clientId ? 'you (this tab)' : `client ${claim.clientId}`;
+    if (claim.kind === 'session') return `agent session ${claim.session}`;
+    return String(claim.kind);
+  }
+
+  // armClose asks for a second click before disposing: closing ends the
+  // process for everyone watching.
+  armClose(button, uri) {
+    if (!uri) return;
+    if (button.dataset.armed === uri) {
+      delete button.dataset.armed;
+      this.disposeTerminal(uri);
+      return;
+    }
+    const label = button.textContent;
+    button.dataset.armed = uri;
+    button.textContent = 'Click again to close';
+    setTimeout(() => {
+      if (button.dataset.armed === uri) {
+        delete button.dataset.armed;
+        button.textContent = label;
+      }
+    }, 4000);
+  }
+
+  async createTerminal() {
+    const uri = `ahp-terminal:/${uuid()}`;
+    const size = this.proposedSize();
+    try {
+      await this.client.request('createTerminal', {
+        channel: uri,
+        cols: size.cols,
+        rows: size.rows,
+        _meta: { [SPAWN_KEY]: { pty: true } },
+      });
+    } catch (err) {
+      if (isRefusal(err)) {
+        this.canCreate = false;
+        ui.newTerminal.disabled = true;
+        ui.newTerminal.title = err.message;
+        show(ui.listBanner, `Read-only: ${err.message}. You cannot open terminals here.`);
+      } else {
+        toast(`Could not open a terminal: ${err.message}`);
+      }
+      return;
+    }
+    await this.openTerminal(uri);
+  }
+
+  async disposeTerminal(uri) {
+    try {
+      await this.client.request('disposeTerminal', { channel: uri });
+    } catch (err) {
+      toast(isRefusal(err) ? `Not allowed to close it: ${err.message}` : `Could not close the terminal: ${err.message}`);
+    }
+  }
+
+  // -- the open terminal --
+
+  // showScreen shows the terminal, or the placeholder with text instead.
+  showScreen(on, text) {
+    ui.screen.hidden = !on;
+    ui.placeholder.hidden = on;
+    if (text) ui.placeholderText.textContent = text;
+  }
+
+  ensureTerm() {
+    if (this.term) return;
+    this.term = new Terminal({
+      cursorBlink: true,
+      fontFamily: 'ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace',
+      fontSize: 13,
+      scrollback: 10000,
+      theme: {
+        background: '#0a0d12',
+        foreground: '#e6edf3',
+        cursor: '#5eead4',
+        selectionBackground: '#264f78',
+      },
+    });
+    this.fit = new FitAddon();
+    this.term.loadAddon(this.fit);
+    this.term.open(ui.screen);
+    this.term.onData((data) => this.type(data));
+    this.term.onResize(({ cols, rows }) => this.sizeChanged(cols, rows));
+    new ResizeObserver(() => this.layout()).observe(ui.screen);
+  }
+
+  proposedSize() {
+    const d = this.fit?.proposeDimensions();
+    return d && d.cols > 0 && d.rows > 0 ? { cols: d.cols, rows: d.rows } : { cols: 100, rows: 30 };
+  }
+
+  async openTerminal(uri) {
+    if (this.open && this.open.uri === uri && !this.open.gone) {
+      this.term?.focus();
+      return;
+    }
+    if (this.open && this.open.subscribed) this.client.unsubscribe(this.open.uri);
+    const info = this.terminals.find((t) => t.resource === uri) || {};
+    const o = {
+      uri,
+      title: info.title || uri,
+      claim: info.claim,
+      lifecycle: lifecycleOf(info),
+      fromSeq: Number.MAX_SAFE_INTEGER, // nothing applies before the snapshot
+      cols: 0, // the size the host last confirmed
+      rows: 0,
+      sent: '', // the size this page last asked for, "COLSxROWS"
+      isPty: true,
+      canType: true,
+      canResize: true,
+      watchable: true,
+      subscribed: false,
+      gone: false,
+      readOnly: '',
+      note: '',
+    };
+    this.open = o;
+    this.showScreen(true);
+    this.ensureTerm();
+    this.term.reset();
+    ui.screen.classList.remove('readonly');
+    this.renderHead();
+    this.renderList();
+    await this.subscribeOpen(o);
+  }
+
+  async subscribeOpen(o) {
+    let snap;
+    try {
+      snap = await this.client.subscribe(o.uri);
+    } catch (err) {
+      if (this.open !== o) return;
+      if (isRefusal(err)) {
+        o.watchable = false;
+        this.setReadOnly(o, `${err.message}. You can see this terminal in the list, but not its screen`);
+        this.showScreen(false, 'Your grants do not let you watch this terminal.');
+      } else if (err.code === Codes.NotFound) {
+        this.markGone(o, 'This terminal no longer exists.');
+      } else if (err.code !== Codes.ConnectionLost) {
+        toast(`Could not open the terminal: ${err.message}`);
+      }
+      return; // a lost connection re-subscribes on reconnect
+    }
+    if (this.open !== o) {
+      this.client.unsubscribe(o.uri);
+      return;
+    }
+    this.applySnapshot(o, snap);
+  }
+
+  applySnapshot(o, snap) {
+    const s = snap?.state || {};
+    o.subscribed = true;
+    o.fromSeq = Number.isSafeInteger(snap?.fromSeq) ? snap.fromSeq : 0;
+    o.title = s.title || o.title;
+    o.claim = s.claim || o.claim;
+    o.lifecycle = lifecycleOf(s);
+    this.hostSize(o, s.cols || 0, s.rows || 0);
+    o.isPty = s.isPty !== false;
+    this.term.reset();
+    // Pipes carry bare "\n"; without a pty nobody turns it into "\r\n".
+    this.term.options.convertEol = !o.isPty;
+    this.term.options.disableStdin = !o.canType;
+    this.term.write(contentText(s.content));
+    this.renderHead();
+    if (o.lifecycle.status === 'running' && o.canType) {
+      // An empty input changes nothing on the host; its echo says whether
+      // this person may type here (a refusal carries the reason).
+      this.client.dispatch(o.uri, { type: 'terminal/input', data: '' });
+    }
+    this.layout();
+    if (o.canType) this.term.focus();
+  }
+
+  // layout sizes xterm.js: to the screen when this person may resize the
+  // terminal, else to the terminal's own size.
+  layout() {
+    const o = this.open;
+    if (!this.term || !o) return;
+    if (o.canResize && o.canType && o.lifecycle.status === 'running' && !o.gone) {
+      this.fit.fit();
+      if (o.subscribed) this.sizeChanged(this.term.cols, this.term.rows);
+      return;
+    }
+    this.follow();
+  }
+
+  // follow sizes the view to the host's size (for viewers, and after
+  // someone else resized the terminal).
+  follow() {
+    const o = this.open;
+    if (!o || !o.cols || !o.rows || (this.term.cols === o.cols && this.term.rows === o.rows)) return;
+    this.following = true;
+    try {
+      this.term.resize(o.cols, o.rows);
+    } finally {
+      this.following = false;
+    }
+  }
+
+  sizeChanged(cols, rows) {
+    ui.screen.dataset.viewSize = `${cols}x${rows}`;
+    const o = this.open;
+    if (this.following || !o || !o.subscribed || !o.canResize || !o.canType || o.gone) return;
+    if (o.lifecycle.status !== 'running') return;
+    clearTimeout(this.resizeTimer);
+    this.resizeTimer = setTimeout(() => {
+      const want = `${cols}x${rows}`;
+      if (this.open !== o || o.sent === want || (cols === o.cols && rows === o.rows)) return;
+      if (this.client.dispatch(o.uri, { type: 'terminal/resized', cols, rows })) o.sent = want;
+    }, 120);
+  }
+
+  // hostSize records the size the host confirmed (also on the screen
+  // element, where a test can compare it with the view's).
+  hostSize(o, cols, rows) {
+    o.cols = cols;
+    o.rows = rows;
+    if (this.open === o) ui.screen.dataset.hostSize = `${cols}x${rows}`;
+  }
+
+  type(data) {
+    const o = this.open;
+    if (!o || !o.subscribed || !o.canType || o.gone || o.lifecycle.status !== 'running') return;
+    if (!this.client.dispatch(o.uri, { type: 'terminal/input', data })) {
+      toast('Not connected: what you type is not sent until the connection is back.', 'info');
+    }
+  }
+
+  onAction(env) {
+    const a = env.action || {};
+    if (env.channel === ROOT) {
+      if (a.type === 'root/terminalsChanged') this.setTerminals(a.terminals);
+      return;
+    }
+    const o = this.open;
+    if (!o || env.channel !== o.uri) return;
+    const mine = env.origin && env.origin.clientId === this.clientId;
+    if (env.rejectionReason !== undefined) {
+      if (mine) this.rejected(o, a, String(env.rejectionReason));
+      return;
+    }
+    if (!o.subscribed || (Number.isSafeInteger(env.serverSeq) && env.serverSeq <= o.fromSeq)) return;
+    switch (a.type) {
+      case 'terminal/data':
+        if (typeof a.data === 'string') this.term.write(a.data);
+        break;
+      case 'terminal/exited':
+        o.lifecycle = { status: 'exited', exitCode: a.exitCode };
+        this.renderHead();
+        break;
+      case 'terminal/titleChanged':
+        o.title = typeof a.title === 'string' ? a.title : o.title;
+        this.renderHead();
+        break;
+      case 'terminal/claimed':
+        o.claim = a.claim;
+        this.renderHead();
+        break;
+      case 'terminal/resized':
+        if (Number.isSafeInteger(a.cols) && Number.isSafeInteger(a.rows)) {
+          this.hostSize(o, a.cols, a.rows);
+          if (!mine) {
+            o.sent = '';
+            this.follow();
+          }
+        }
+        break;
+      case 'terminal/cleared':
+        this.term.clear();
+        break;
+      default:
+        break; // terminal/input echoes and anything newer: nothing to show
+    }
+  }
+
+  rejected(o, action, reason) {
+    if (o.gone || o.lifecycle.status !== 'running') return; // the process ended: not a question of grants
+    switch (action.type) {
+      case 'terminal/input':
+        this.setReadOnly(o, reason);
+        break;
+      case 'terminal/resized':
+        o.canResize = false;
+        o.sent = '';
+        if (o.canType) this.setNote(o, `The size follows the host: ${reason}`);
+        this.follow();
+        break;
+      default:
+        toast(`${action.type} refused: ${reason}`);
+    }
+  }
+
+  setReadOnly(o, reason) {
+    o.canType = false;
+    o.canResize = false;
+    o.readOnly = reason;
+    if (this.term && this.open === o) {
+      this.term.options.disableStdin = true;
+      ui.screen.classList.add('readonly');
+      this.follow();
+    }
+    this.renderHead();
+  }
+
+  setNote(o, text) {
+    o.note = text;
+    this.renderHead();
+  }
+
+  markGone(o, text) {
+    o.gone = true;
+    o.subscribed = false;
+    this.client.subscriptions.delete(o.uri);
+    if (this.term) this.term.options.disableStdin = true;
+    this.setNote(o, text);
+  }
+
+  renderHead() {
+    const o = this.open;
+    if (!o) {
+      ui.title.textContent = 'No terminal open';
+      ui.status.hidden = true;
+      ui.close.hidden = true;
+      show(ui.claim, '');
+      show(ui.readonly, '');
+      show(ui.note, '');
+      document.title = 'shellgate';
+      return;
+    }
+    ui.title.textContent = o.title;
+    ui.title.title = o.uri;
+    document.title = `${o.title} — shellgate`;
+    ui.status.hidden = false;
+    ui.status.textContent = o.gone ? 'closed' : statusText(o.lifecycle);
+    ui.status.className = o.gone ? 'badge exited' : statusClass(o.lifecycle);
+    show(ui.claim, o.claim ? `claimed by ${this.claimText(o.claim)}` : '');
+    ui.close.hidden = o.gone;
+    show(ui.readonly, o.readOnly ? `Read-only: ${o.readOnly}` : '');
+    let note = o.note;
+    if (!note && !o.gone && o.lifecycle.status === 'exited') note = 'The process has ended; this is its last output.';
+    if (!note && !this.client.connected && this.client.handshaken) note = 'Reconnecting: the screen catches up once the connection is back.';
+    show(ui.note, note);
+  }
+}
+
+function showSignIn() {
+  ui.workspace.hidden = true;
+  ui.signOut.hidden = true;
+  ui.signin.hidden = false;
+  ui.conn.textContent = 'signed out';
+  ui.conn.dataset.state = 'offline';
+  ui.tokenInput.focus();
+}
+
+function main() {
+  takeTokenFromFragment();
+  ui.signOut.addEventListener('click', signOut);
+  ui.signinForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const t = ui.tokenInput.value.trim();
+    ui.tokenInput.value = '';
+    if (!t) return;
+    setToken(t);
+    location.reload();
+  });
+  // A sign-in link opened in a tab that already shows the page.
+  window.addEventListener('hashchange', () => {
+    if (takeTokenFromFragment()) location.reload();
+  });
+  const t = token();
+  if (!t) {
+    showSignIn();
+    return;
+  }
+  window.shellgate = new App(t);
+  window.shellgate.start();
+}
+
+main();
