@@ -173,6 +173,7 @@ func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
 		defer close(writerDone)
 		c.writeLoop(ctx)
 	}()
+	go c.closeWhenSlow(ctx)
 	c.readLoop(ctx)
 	c.setCaller(c.who(), 0) // stops a pending sign-in expiry
 	s.hub.Remove(c.sub)
@@ -271,13 +272,7 @@ func (c *conn) writeLoop(ctx context.Context) {
 	for {
 		batch, err := c.sub.Next(ctx)
 		if err != nil {
-			var slow *hub.SlowError
-			if errors.As(err, &slow) {
-				c.srv.opts.Metrics.SlowClientDropped()
-				c.srv.log.Warn("closing a slow client", "client", c.clientID, "reason", err.Error())
-				c.close(ports.ClosePolicy, err.Error())
-			}
-			return
+			return // closeWhenSlow says why, if it was the client's pace
 		}
 		batch = coalesce(batch)
 		for _, ev := range batch {
@@ -313,6 +308,23 @@ func (c *conn) writeLoop(ctx context.Context) {
 				return
 			}
 		}
+	}
+}
+
+// closeWhenSlow closes the connection, with the reason, the moment its
+// queue overflows: the writer may be stuck in a write to a client that
+// stopped reading, and must not be what decides when it ends.
+func (c *conn) closeWhenSlow(ctx context.Context) {
+	select {
+	case <-c.sub.Done():
+	case <-ctx.Done():
+		return
+	}
+	var slow *hub.SlowError
+	if err := c.sub.Err(); errors.As(err, &slow) {
+		c.srv.opts.Metrics.SlowClientDropped()
+		c.srv.log.Warn("closing a slow client", "client", c.clientID, "reason", err.Error())
+		c.close(ports.ClosePolicy, err.Error())
 	}
 }
 

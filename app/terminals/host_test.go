@@ -329,9 +329,16 @@ func TestCtrlCUnderAPtyIsWrittenThrough(t *testing.T) {
 	in := func(s string) {
 		require.NoError(t, f.host.Apply(terminals.Dispatch{URI: term.URI(), Action: terminal.Input{Data: s}}))
 	}
-	in("echo mark1; sleep 100\n")
+	in("echo mark1; read x\n") // a builtin: no child whose process group could race the ^C
 	w.untilOutput("mark1\r\n")
 	in("\x03")
+	// Type on only once the shell is back at its prompt, as a person would:
+	// input racing the interrupt may be read by the interrupted command.
+	w.until("the prompt after ^C", func() bool {
+		text := w.text.String()
+		i := strings.LastIndex(text, "^C")
+		return i >= 0 && (strings.Contains(text[i:], "# ") || strings.Contains(text[i:], "$ "))
+	})
 	in("echo mark$((1+1))\n")
 	w.untilOutput("mark2\r\n") // the line discipline interrupted sleep; the shell lives
 	in("exit\n")
