@@ -29,13 +29,16 @@ var flood = fmt.Sprintf("yes 'the quick brown fox jumps over the lazy dog 012345
 //
 //	go test -run '^$' -bench Throughput -benchtime 3x ./app/terminals/
 func BenchmarkThroughput(b *testing.B) {
-	for _, pty := range []bool{false, true} {
-		name := map[bool]string{false: "pipe", true: "pty"}[pty]
-		b.Run(name, func(b *testing.B) {
+	for _, mode := range []struct {
+		name           string
+		pty, passMarks bool
+	}{{"pipe", false, false}, {"pty", true, false}} {
+		pty := mode.pty
+		b.Run(mode.name, func(b *testing.B) {
 			var plain, host time.Duration
 			for b.Loop() {
 				plain += plainReadLoop(b, pty)
-				host += throughHost(b, pty)
+				host += throughHost(b, pty, mode.passMarks)
 			}
 			mb := float64(floodBytes) * float64(b.N) / 1e6
 			b.ReportMetric(mb/plain.Seconds(), "plain-MB/s")
@@ -76,9 +79,9 @@ func plainReadLoop(b *testing.B, pty bool) time.Duration {
 	return elapsed
 }
 
-func throughHost(b *testing.B, pty bool) time.Duration {
+func throughHost(b *testing.B, pty, passMarks bool) time.Duration {
 	h := hub.New(hub.Options{})
-	host := terminals.New(terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}}, h, local.New(), clock.System())
+	host := terminals.New(terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}, PassMarks: passMarks}, h, local.New(), clock.System())
 	sub := hub.NewSubscriber("bench", 1<<30)
 	uri := "ahp-terminal:/bench"
 	ctx := context.Background()
@@ -150,4 +153,22 @@ func memNow() mem {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return mem{heap: m.HeapAlloc, stack: m.StackInuse}
+}
+
+// BenchmarkMarkReaderCost floods a pty terminal with plain output through
+// the host with shell-integration marks read, and with them passed through
+// as output, taking turns, and reports how much longer reading them takes.
+//
+//	go test -run '^$' -bench MarkReaderCost -benchtime 10x ./app/terminals/
+func BenchmarkMarkReaderCost(b *testing.B) {
+	var read, passed time.Duration
+	for b.Loop() {
+		read += throughHost(b, true, false)
+		passed += throughHost(b, true, true)
+	}
+	mb := float64(floodBytes) * float64(b.N) / 1e6
+	b.ReportMetric(mb/read.Seconds(), "marks-read-MB/s")
+	b.ReportMetric(mb/passed.Seconds(), "marks-passed-MB/s")
+	b.ReportMetric(read.Seconds()/passed.Seconds(), "read/passed")
+	b.ReportMetric(0, "ns/op")
 }

@@ -72,7 +72,9 @@ func (h *Host) Apply(d Dispatch) error {
 				h.publishList(tx)
 			}
 		case terminal.Input:
-			if t.state.Lifecycle.IsExited() {
+			// Typed input is echoed to its sender alone (D8); input from the
+			// host itself has nobody to confirm to.
+			if t.state.Lifecycle.IsExited() || audience == "" {
 				return
 			}
 			tx.Publish(d.URI, d.Action, d.Origin, audience)

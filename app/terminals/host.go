@@ -51,6 +51,14 @@ type Config struct {
 	StopGrace time.Duration
 	// ReadBufferSize is the pump's read size per terminal.
 	ReadBufferSize int
+	// Integration, when set, makes an interactive bash or zsh under a pty
+	// report its command boundaries. Marks are read from every pty terminal
+	// either way; pipes never have any.
+	Integration ports.ShellIntegration
+	// PassMarks leaves shell-integration marks in pty output as plain
+	// output: no command detection. For measuring, and for programs whose
+	// output is about such marks.
+	PassMarks bool
 }
 
 // Defaults.
@@ -205,9 +213,25 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 		}
 		args = []string{"-c", line}
 	}
+	env := h.environment(spec.Env, spec.PTY, cols, rows)
+	if spec.PTY {
+		nonce := ""
+		if spec.Command == "" && h.cfg.Integration != nil {
+			nonce = newNonce()
+			withNonce := mergeEnv(env, []string{shellNonceEnv + "=" + nonce})
+			if a, e, ok, err := h.cfg.Integration.Prepare(program, args, withNonce); err == nil && ok {
+				args, env = a, e
+			} else {
+				nonce = ""
+			}
+		}
+		if !h.cfg.PassMarks {
+			t.marks = newMarkReader(terminal.URIFromPath(dir), nonce)
+		}
+	}
 	proc, spawnErr := h.spawner.Spawn(ctx, ports.SpawnSpec{
 		Program: program, Args: args, Dir: dir, PTY: spec.PTY,
-		Env:  h.environment(spec.Env, spec.PTY, cols, rows),
+		Env:  env,
 		Cols: uint16(cols), Rows: uint16(rows),
 		SeparateStderr: spec.OnOutput != nil && !spec.PTY,
 	})

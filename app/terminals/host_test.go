@@ -528,3 +528,42 @@ func TestRootListFollowsCreateRenameClaimExitAndDispose(t *testing.T) {
 	require.NoError(t, f.host.Dispose(term.URI()))
 	require.Equal(t, []terminals.Info{}, next())
 }
+
+func TestMarksInPtyOutputBecomeActionsAndLeaveTheOutput(t *testing.T) {
+	f := newHost(t, terminals.Config{}, nil)
+	// The program waits for a line, so the watcher is there before any mark.
+	term := f.create(terminals.Spec{PTY: true, Command: `stty -echo; read go; printf '\033]133;A\007$ \033]133;C\007hi\n\033]7;file://host/tmp/a%%20b\007\033]133;D;3\007done\n'`})
+	w := f.watch(term.URI())
+	require.NoError(t, f.host.Apply(terminals.Dispatch{URI: term.URI(), Action: terminal.Input{Data: "go\r"}}))
+	w.until("exit", func() bool { return len(w.exits()) > 0 })
+	require.NotContains(t, w.text.String(), "\x1b]")
+	require.Contains(t, w.text.String(), "done")
+	var types []string
+	for _, ev := range w.events {
+		switch a := ev.Action.(type) {
+		case terminal.Data, terminal.Exited:
+		case terminal.CommandFinished:
+			require.Equal(t, 3, *a.ExitCode)
+			types = append(types, a.Type())
+		case terminal.CwdChanged:
+			require.Equal(t, "file:///tmp/a%20b", a.CWD)
+			types = append(types, a.Type())
+		default:
+			types = append(types, a.Type())
+		}
+	}
+	require.Equal(t, []string{
+		terminal.TypeCommandDetectionAvailable, terminal.TypeCommandExecuted,
+		terminal.TypeCwdChanged, terminal.TypeCommandFinished,
+	}, types)
+}
+
+func TestMarksOnPipesStayOutput(t *testing.T) {
+	f := newHost(t, terminals.Config{}, nil)
+	term := f.create(terminals.Spec{Command: `printf '\033]133;A\007x'`})
+	exitOf(t, term)
+	w := f.watch(term.URI())
+	require.Equal(t, "\x1b]133;A\ax", w.text.String())
+	snap, _ := f.host.Snapshot(term.URI())
+	require.False(t, snap.SupportsCommandDetection)
+}

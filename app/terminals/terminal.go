@@ -18,6 +18,7 @@ type Terminal struct {
 	host  *Host
 	isPty bool
 	tap   func(Stream, []byte) // Spec.OnOutput; nil when nobody taps
+	marks *markReader          // pty terminals only; nil on pipes
 
 	// startErr is why the process could not be started; set before done
 	// closes, nil when it started.
@@ -111,19 +112,70 @@ func (t *Terminal) pump(bufSize int) {
 func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 	buf := make([]byte, bufSize)
 	var dec terminal.Decoder
+	marks := t.marks
+	if stream != Stdout {
+		marks = nil
+	}
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
 			if t.tap != nil {
 				t.tap(stream, buf[:n])
 			}
-			t.output(dec.Decode(buf[:n]))
+			if marks != nil {
+				t.outputMarked(&dec, marks.feed(buf[:n]))
+			} else {
+				t.output(dec.Decode(buf[:n]))
+			}
 		}
 		if err != nil {
 			break
 		}
 	}
+	if marks != nil {
+		t.output(dec.Decode(marks.flush()))
+	}
 	t.output(dec.Flush())
+}
+
+// outputMarked publishes cleaned output and the actions its marks cause, in
+// the order they came, as one step.
+func (t *Terminal) outputMarked(dec *terminal.Decoder, f fed) {
+	if len(f.marks) == 0 {
+		t.output(dec.Decode(f.out))
+		return
+	}
+	texts := make([]string, 0, len(f.marks)+1)
+	prev := 0
+	for _, m := range f.marks {
+		texts = append(texts, dec.Decode(f.out[prev:m.Offset]))
+		prev = m.Offset
+	}
+	texts = append(texts, dec.Decode(f.out[prev:]))
+	now := t.host.clock.Now().UnixMilli()
+	t.host.hub.Update(func(tx hub.Tx) {
+		var acts []terminal.Action
+		for i, text := range texts {
+			if text != "" {
+				t.applyLocked(tx, terminal.Data{Data: text})
+			}
+			if i < len(f.marks) {
+				acts = t.marks.tracker.Mark(f.marks[i], now, acts[:0])
+				for _, a := range acts {
+					t.applyLocked(tx, a)
+				}
+			}
+		}
+	})
+}
+
+// applyLocked reduces a host action into the state and announces it; the
+// caller holds the hub's lock.
+func (t *Terminal) applyLocked(tx hub.Tx, a terminal.Action) {
+	t.state.Apply(a)
+	if !t.removed {
+		tx.Publish(t.uri, a, nil, "")
+	}
 }
 
 func (t *Terminal) output(text string) {
@@ -143,7 +195,14 @@ func (t *Terminal) output(text string) {
 func (t *Terminal) finish(status terminal.ExitStatus) {
 	code := status.Code
 	a := terminal.Exited{ExitCode: &code}
+	now := t.host.clock.Now().UnixMilli()
 	t.host.hub.Update(func(tx hub.Tx) {
+		if t.marks != nil {
+			// A command still running (typically "exit") ends with the shell.
+			for _, done := range t.marks.tracker.End(&code, now, nil) {
+				t.applyLocked(tx, done)
+			}
+		}
 		t.state.Apply(a)
 		if !t.removed {
 			tx.Publish(t.uri, a, nil, "")
@@ -165,6 +224,11 @@ func (t *Terminal) Write(data string) error {
 		return nil
 	}
 	if t.isPty {
+		if t.marks != nil {
+			// What was typed is how a command line is read back when the
+			// shell does not report it.
+			t.host.hub.Update(func(hub.Tx) { t.marks.tracker.Input([]byte(data)) })
+		}
 		_, err := p.Write([]byte(data))
 		return ignoreGone(err)
 	}

@@ -26,6 +26,9 @@ type Config struct {
 	ScrollbackChars int `yaml:"scrollback_chars"`
 	// StopGrace is how long stopping waits between SIGTERM and SIGKILL.
 	StopGrace time.Duration `yaml:"stop_grace"`
+	// ShellIntegration makes an interactive bash or zsh under a pty report
+	// its command boundaries (it loads a small script shellgate ships).
+	ShellIntegration bool `yaml:"shell_integration"`
 	// ClientQueueBytes bounds how far one client may fall behind before it
 	// is closed with a reason.
 	ClientQueueBytes int `yaml:"client_queue_bytes"`
@@ -47,6 +50,7 @@ func defaultConfig() Config {
 		ScrollbackChars:  200_000,
 		StopGrace:        5 * time.Second,
 		ClientQueueBytes: 8 << 20,
+		ShellIntegration: true,
 		LogLevel:         "info",
 		AgentTerminal:    defaultAgentTerminal(),
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/shellgate/shellgate/adapters/ahp"
 	"github.com/shellgate/shellgate/adapters/clock"
 	"github.com/shellgate/shellgate/adapters/metrics"
+	"github.com/shellgate/shellgate/adapters/shellinit"
 	"github.com/shellgate/shellgate/adapters/spawner/local"
 	"github.com/shellgate/shellgate/adapters/transport/websocket"
 	"github.com/shellgate/shellgate/adapters/userstore"
@@ -78,13 +80,17 @@ func newDaemon(cfg Config, logOut io.Writer, extra ...fx.Option) *daemon {
 
 func terminalsConfig(cfg Config) terminals.Config {
 	dir, _ := os.Getwd()
-	return terminals.Config{
+	tc := terminals.Config{
 		Shell:           cfg.Shell,
 		Env:             os.Environ(),
 		Dir:             dir,
 		ScrollbackLimit: cfg.ScrollbackChars,
 		StopGrace:       cfg.StopGrace,
 	}
+	if cfg.ShellIntegration {
+		tc.Integration = shellinit.New(filepath.Join(cfg.DataDir, "shell-integration"))
+	}
+	return tc
 }
 
 func newLogger(level string, out io.Writer) *slog.Logger {

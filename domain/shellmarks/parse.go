@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+
+	"github.com/shellgate/shellgate/domain/terminal"
 )
 
 // parse reads the body of a terminated OSC (between "ESC ]" and the
@@ -170,24 +172,5 @@ func unhex(c byte) (byte, bool) {
 }
 
 // FileURI is the file: URI of an absolute path, as terminal/cwdChanged
-// carries it: every byte but the unreserved ones and '/' is
-// percent-encoded, so "/tmp/a b" is "file:///tmp/a%20b".
-func FileURI(path string) string {
-	const hexdigits = "0123456789ABCDEF"
-	b := make([]byte, 0, len("file://")+len(path)+8)
-	b = append(b, "file://"...)
-	for i := 0; i < len(path); i++ {
-		c := path[i]
-		if unreserved(c) || c == '/' {
-			b = append(b, c)
-			continue
-		}
-		b = append(b, '%', hexdigits[c>>4], hexdigits[c&15])
-	}
-	return string(b)
-}
-
-func unreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
-}
+// carries it (terminal.URIFromPath: one path, one spelling).
+func FileURI(path string) string { return terminal.URIFromPath(path) }

@@ -37,15 +37,25 @@ func PathFromURI(s string) (string, error) {
 	return path.Clean(p), nil
 }
 
-// URIFromPath encodes an absolute path as a file: URI, escaping what a URI
-// path cannot hold ("/tmp/my dir" → "file:///tmp/my%20dir").
+// URIFromPath encodes an absolute path as a file: URI: every byte but the
+// unreserved ones and '/' is percent-encoded ("/tmp/my dir" →
+// "file:///tmp/my%20dir"), so one path always has one spelling.
 func URIFromPath(p string) string {
-	u := url.URL{Scheme: "file", Path: p}
-	// url.URL leaves '#' and '?' alone in Path when building; escape them so
-	// they stay part of the path.
-	s := u.String()
-	if strings.ContainsAny(p, "#?") {
-		s = strings.NewReplacer("#", "%23", "?", "%3F").Replace(s)
+	const hexdigits = "0123456789ABCDEF"
+	b := make([]byte, 0, len("file://")+len(p)+8)
+	b = append(b, "file://"...)
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if unreserved(c) || c == '/' {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, '%', hexdigits[c>>4], hexdigits[c&15])
 	}
-	return s
+	return string(b)
+}
+
+func unreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '.' || c == '_' || c == '~'
 }
