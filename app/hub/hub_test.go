@@ -180,3 +180,23 @@ func TestNextReturnsWhenContextEnds(t *testing.T) {
 	_, err := s.Next(c)
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+type heavy struct{ size int }
+
+func (heavy) Type() string           { return "root/terminalsChanged" }
+func (h heavy) EncodedSizeHint() int { return h.size }
+
+func TestReplayRingCountsWhatEventsWeigh(t *testing.T) {
+	h := hub.New(hub.Options{ReplayEvents: 1000, ReplayBytes: 10_000})
+	h.Update(func(tx hub.Tx) {
+		tx.Open("R")
+		for i := 0; i < 10; i++ {
+			tx.Publish("R", heavy{size: 3000}, nil, "")
+		}
+	})
+	_, ok := h.Since(2, "c", map[string]bool{"R": true})
+	require.False(t, ok, "heavy events push old ones out of the byte bound")
+	events, ok := h.Since(8, "c", map[string]bool{"R": true})
+	require.True(t, ok)
+	require.Len(t, events, 2)
+}

@@ -364,6 +364,16 @@ type TerminalsChanged struct{ Terminals []Info }
 // Type is the protocol's action type.
 func (TerminalsChanged) Type() string { return "root/terminalsChanged" }
 
+// EncodedSizeHint estimates the list's size on the wire, so queues and the
+// replay ring count a long list for what it weighs.
+func (c TerminalsChanged) EncodedSizeHint() int {
+	n := 0
+	for _, t := range c.Terminals {
+		n += 120 + len(t.URI) + len(t.Title) + len(t.Claim.ClientID) + len(t.Claim.Session) + len(t.Claim.Chat)
+	}
+	return n
+}
+
 // List returns every terminal, oldest first.
 func (h *Host) List() []Info {
 	var out []Info
