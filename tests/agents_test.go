@@ -272,3 +272,28 @@ func TestAgentSessionOnAnotherHostIsRefused(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, status)
 	require.Equal(t, "unauthorized", body["code"])
 }
+
+// TestSessionClaimMustNameASessionTheCallerMayDrive: a terminal claimed for
+// an agent session over AHP names one the caller may drive (D9).
+func TestSessionClaimMustNameASessionTheCallerMayDrive(t *testing.T) {
+	g := startGateDaemon(t)
+	ctx := ctxT(t)
+	status, body := g.api(t, "chatbot", "POST", "/api/agent-terminal/sessions", map[string]any{"agent_id": "bot-1", "agent_role": "chat_agent"})
+	require.Equal(t, 201, status, "%v", body)
+	mine := "ahp-session:/" + body["session_id"].(string)
+
+	// The chat agent's token holds no terminal:create; give the check a
+	// principal that does: a member sees every session (D4).
+	member := g.dial(t, ahpclient.DialOptions{Token: g.tokens["ana"]})
+	initialize(t, member, "ana")
+	claim := func(session string) *ahpclient.Claim {
+		return &ahpclient.Claim{Kind: "session", Session: session, Chat: "ahp-chat:/c"}
+	}
+	rpcErr, err := member.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/claimed", Claim: claim(mine)})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr, "a session the caller may see")
+	rpcErr, err = member.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/nosuch", Claim: claim("ahp-session:/nope")})
+	require.NoError(t, err)
+	require.Equal(t, -32602, rpcErr.Code)
+	require.Contains(t, rpcErr.Message, "ahp-session:/nope")
+}

@@ -368,7 +368,7 @@ func (c *conn) createTerminal(ctx context.Context, m message) (any, *Error) {
 			spec.Claim = terminal.Claim{Kind: "invalid"} // reported in the host's order of checks
 		case claim.Kind == terminal.ClaimClient && claim.ClientID != c.clientID:
 			return nil, invalidParams("A client claim must name your own client id (%s)", c.clientID)
-		case claim.Kind == terminal.ClaimSession:
+		case claim.Kind == terminal.ClaimSession && (c.srv.opts.MayClaimSession == nil || !c.srv.opts.MayClaimSession(c.who(), claim.Session)):
 			return nil, invalidParams("The claim names the agent session %s, which you may not drive", claim.Session)
 		default:
 			spec.Claim = claim

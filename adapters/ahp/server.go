@@ -33,6 +33,10 @@ type Options struct {
 	Gate *gate.Gate
 	// Resource is the sign-in record's resource identifier (the host's URL).
 	Resource func() string
+	// MayClaimSession reports whether the caller may name the agent session
+	// in a terminal claim (D9): a session it may drive. Nil refuses every
+	// session claim (a host with no agent sessions).
+	MayClaimSession func(caller gate.Caller, session string) bool
 }
 
 // Metrics receives the protocol server's counts.

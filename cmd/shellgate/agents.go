@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/fx"
@@ -14,7 +15,9 @@ import (
 	"github.com/shellgate/shellgate/adapters/audit"
 	"github.com/shellgate/shellgate/adapters/restapi"
 	"github.com/shellgate/shellgate/app/agents"
+	"github.com/shellgate/shellgate/app/gate"
 	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/domain/access"
 	"github.com/shellgate/shellgate/domain/risk"
 	"github.com/shellgate/shellgate/ports"
 )
@@ -93,6 +96,7 @@ func agentOptions(cfg Config) fx.Option {
 		fx.Provide(fx.Private, func() (*audit.Log, error) { return audit.Open(auditLogPath(cfg)) }),
 		fx.Provide(
 			newAgentGate,
+			newSessionClaims,
 			fx.Annotate(newAgentRoute, fx.ResultTags(`group:"routes"`)),
 		),
 		fx.Invoke(stopAgentsBeforeHTTP),
@@ -129,4 +133,25 @@ func stopAgentsBeforeHTTP(lc fx.Lifecycle, _ *httpServer, app *agents.App, log *
 		}
 		return err
 	}})
+}
+
+// sessionClaims answers D9 for the protocol server: a terminal claim may
+// name an agent session only when its caller may drive that session.
+type sessionClaims func(caller gate.Caller, session string) bool
+
+func newSessionClaims(app *agents.App, users ports.UserStore) sessionClaims {
+	return func(caller gate.Caller, session string) bool {
+		id, ok := strings.CutPrefix(session, "ahp-session:/")
+		if !ok || id == "" {
+			return false
+		}
+		p := access.Principal{ID: "root", Root: true}
+		if !caller.Root {
+			if p, ok = users.Principal(caller.ID); !ok {
+				return false
+			}
+		}
+		_, err := app.GetSession.Handle(context.Background(), agents.Caller{Principal: p, Roles: users.Roles()}, id)
+		return err == nil
+	}
 }

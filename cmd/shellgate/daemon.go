@@ -106,10 +106,11 @@ func newWebSocketServer(log *slog.Logger, users ports.UserStore) (*websocket.Ser
 	return websocket.New(websocket.Options{Logger: log, Authorize: doorAuthorizer(users), Fallback: web.Handler()})
 }
 
-func newProtocolServer(cfg Config, host *terminals.Host, clk ports.Clock, log *slog.Logger, m *metrics.Metrics, g *gate.Gate, srv *httpServer) *ahp.Server {
+func newProtocolServer(cfg Config, host *terminals.Host, clk ports.Clock, log *slog.Logger, m *metrics.Metrics, g *gate.Gate, srv *httpServer, claims sessionClaims) *ahp.Server {
 	return ahp.NewServer(host, clk, log, ahp.Options{
 		Metrics: m, QueueBytes: cfg.ClientQueueBytes, Gate: g,
-		Resource: func() string { return srv.BaseURL() + "/" },
+		Resource:        func() string { return srv.BaseURL() + "/" },
+		MayClaimSession: claims,
 	})
 }
 
