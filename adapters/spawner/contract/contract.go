@@ -123,6 +123,7 @@ func Run(t *testing.T, h Harness) {
 		{"ResizeWorks", resizeWorks},
 		{"CloseReleasesTheProcess", closeReleases},
 		{"SeparateStderrKeepsTheStreamsApartOnPipes", separateStderr},
+		{"IdleProcessesDoNotHoldAThreadEach", idleProcessesHoldNoThreadEach},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, h) })
@@ -416,6 +417,45 @@ func separateStderr(t *testing.T, h Harness) {
 	p.WaitCall("reading stderr to its end", func() { errText = <-got })
 	require.Equal(t, "to stderr\n", errText)
 	require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+}
+
+// idleProcesses is how many children idleProcessesHoldNoThreadEach keeps
+// running at once: enough that a thread each would stand out from the
+// handful the runtime starts for itself.
+const idleProcesses = 200
+
+func idleProcessesHoldNoThreadEach(t *testing.T, h Harness) {
+	before, err := threadCount()
+	if err != nil {
+		t.Skipf("cannot count this process's threads: %v", err)
+	}
+	procs := make([]*Proc, idleProcesses)
+	for i := range procs {
+		procs[i] = Start(t, h, h.Cat())
+	}
+	// A round trip through every child proves each is up and idle, and gives
+	// a wait that blocks its thread ample time to have cost one.
+	for _, p := range procs {
+		_, err := p.Write([]byte("up\n"))
+		require.NoError(t, err)
+	}
+	for _, p := range procs {
+		p.WaitOutput("up\n")
+	}
+
+	after, err := threadCount()
+	require.NoError(t, err)
+	t.Logf("OS threads: %d before, %d with %d idle children", before, after, idleProcesses)
+	require.Less(t, after-before, idleProcesses/4,
+		"%d idle children took the test binary from %d to %d OS threads", idleProcesses, before, after)
+
+	for _, p := range procs {
+		require.NoError(t, p.CloseInput())
+	}
+	for _, p := range procs {
+		p.WaitEOF()
+		require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+	}
 }
 
 func realPath(t *testing.T, path string) string {

@@ -215,3 +215,17 @@ func openFDs() (int, error) {
 	// ReadDir itself holds one open while it lists.
 	return len(entries) - 1, nil
 }
+
+// threadCount is how many OS threads the test process has.
+func threadCount() (int, error) {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(raw)) {
+		if rest, ok := strings.CutPrefix(line, "Threads:"); ok {
+			return strconv.Atoi(strings.TrimSpace(rest))
+		}
+	}
+	return 0, errors.New("no Threads line in /proc/self/status")
+}

@@ -38,3 +38,5 @@ type M interface {
 func NoChildrenLeft(m M) M { return m }
 
 func openFDs() (int, error) { return 0, errors.ErrUnsupported }
+
+func threadCount() (int, error) { return 0, errors.ErrUnsupported }

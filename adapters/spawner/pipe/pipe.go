@@ -10,15 +10,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/shellgate/shellgate/adapters/spawner/internal/childsig"
-	"github.com/shellgate/shellgate/domain/terminal"
+	"github.com/shellgate/shellgate/adapters/spawner/internal/proc"
 	"github.com/shellgate/shellgate/ports"
 )
 
@@ -36,7 +31,6 @@ func New() *Spawner { return &Spawner{} }
 // environment (nil means an empty one, never the daemon's). A spec asking for
 // a pty is refused: that is the pty spawner's job.
 func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Process, error) {
-	childsig.Restore()
 	if err := context.Cause(ctx); err != nil {
 		return nil, fmt.Errorf("pipe: spawn %q: %w", spec.Program, err)
 	}
@@ -44,9 +38,7 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 		return nil, fmt.Errorf("pipe: spawn %q: the spec asks for a pty; use the pty spawner", spec.Program)
 	}
 
-	cmd := exec.Command(spec.Program, spec.Args...)
-	cmd.Dir = spec.Dir
-	cmd.Env = append([]string{}, spec.Env...)
+	cmd := proc.Command(spec)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	inR, inW, err := os.Pipe()
@@ -60,7 +52,7 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 	}
 	// Handing os/exec *os.File values (and the same one twice) means it
 	// passes the descriptors straight to the child and starts no copying
-	// goroutines of its own.
+	// goroutines of its own, as proc.Reap requires.
 	cmd.Stdin = inR
 	cmd.Stdout = outW
 	cmd.Stderr = outW
@@ -87,21 +79,17 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 		closeAll(errW)
 	}
 
-	p := &process{cmd: cmd, stdin: inW, out: outR, errOut: errR, done: make(chan struct{})}
-	go p.reap()
-	return p, nil
+	return &process{Child: proc.Reap("pipe", cmd), stdin: inW, out: outR, errOut: errR}, nil
 }
 
-// process is one child on pipes.
+// process is one child on pipes. The embedded Child gives Wait, Pid and
+// Signal (to the child's process group).
 type process struct {
-	cmd   *exec.Cmd
+	*proc.Child
 	stdin *os.File
 	out   *os.File
 	// errOut is standard error when the spec kept it apart; nil otherwise.
 	errOut *os.File
-
-	done   chan struct{}
-	status terminal.ExitStatus
 
 	closeInputOnce sync.Once
 	closeInputErr  error
@@ -110,14 +98,6 @@ type process struct {
 
 	mu         sync.Mutex
 	cols, rows uint16
-}
-
-func (p *process) reap() {
-	// The error only repeats what ProcessState says; there are no copying
-	// goroutines whose failure it could report.
-	_ = p.cmd.Wait()
-	p.status = exitStatus(p.cmd.ProcessState)
-	close(p.done)
 }
 
 // Read returns the merged stdout and stderr, or stdout alone when stderr
@@ -151,27 +131,6 @@ func (p *process) Resize(cols, rows uint16) error {
 	return nil
 }
 
-// Signal sends sig to the child's process group. Once the group is empty it
-// returns an error that wraps os.ErrProcessDone.
-func (p *process) Signal(sig syscall.Signal) error {
-	return signalGroup(p.Pid(), sig)
-}
-
-// Wait returns the exit status once the child has exited (not necessarily
-// after its output has drained).
-func (p *process) Wait() terminal.ExitStatus {
-	<-p.done
-	return p.status
-}
-
-// Pid is the child's pid, which is also its process group id.
-func (p *process) Pid() int {
-	if p.cmd == nil || p.cmd.Process == nil {
-		return 0
-	}
-	return p.cmd.Process.Pid
-}
-
 // IsPTY is false: this is a child on pipes.
 func (p *process) IsPTY() bool { return false }
 
@@ -189,41 +148,6 @@ func (p *process) Close() error {
 		p.closeErr = errors.Join(inErr, p.out.Close(), errErr)
 	})
 	return p.closeErr
-}
-
-func signalGroup(pid int, sig syscall.Signal) error {
-	if pid <= 0 {
-		// kill(-0) would signal the daemon's own process group.
-		return ports.ErrNoProcess
-	}
-	err := unix.Kill(-pid, sig)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, unix.ESRCH):
-		return fmt.Errorf("pipe: %s to process group %d: %w", signalName(sig), pid, os.ErrProcessDone)
-	default:
-		return fmt.Errorf("pipe: %s to process group %d: %w", signalName(sig), pid, err)
-	}
-}
-
-// exitStatus normalises how the child ended, once, for everyone who waits.
-func exitStatus(state *os.ProcessState) terminal.ExitStatus {
-	if state == nil {
-		return terminal.CouldNotStart()
-	}
-	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return terminal.KilledBy(signalName(ws.Signal()))
-	}
-	return terminal.ExitedWith(state.ExitCode())
-}
-
-func signalName(sig syscall.Signal) string {
-	if name := unix.SignalName(sig); name != "" {
-		return name
-	}
-	// Real-time signals have no name in x/sys.
-	return "SIG" + strconv.Itoa(int(sig))
 }
 
 func closeAll(files ...*os.File) {

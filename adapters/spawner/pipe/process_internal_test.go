@@ -16,18 +16,3 @@ func TestPipeSignalWithoutAPidIsRefused(t *testing.T) {
 
 	require.ErrorIs(t, p.Signal(syscall.SIGKILL), ports.ErrNoProcess)
 }
-
-func TestPipeSignalNamesAreNormalised(t *testing.T) {
-	tests := []struct {
-		sig  syscall.Signal
-		want string
-	}{
-		{syscall.SIGINT, "SIGINT"},
-		{syscall.SIGTERM, "SIGTERM"},
-		{syscall.SIGKILL, "SIGKILL"},
-		{syscall.Signal(40), "SIG40"},
-	}
-	for _, tt := range tests {
-		require.Equal(t, tt.want, signalName(tt.sig))
-	}
-}

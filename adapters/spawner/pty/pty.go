@@ -9,16 +9,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
-	"github.com/shellgate/shellgate/adapters/spawner/internal/childsig"
-	"github.com/shellgate/shellgate/domain/terminal"
+	"github.com/shellgate/shellgate/adapters/spawner/internal/proc"
 	"github.com/shellgate/shellgate/ports"
 )
 
@@ -43,7 +40,6 @@ func New() *Spawner { return &Spawner{} }
 // spawner adds nothing. A spec asking for pipes is refused: that is the pipe
 // spawner's job.
 func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Process, error) {
-	childsig.Restore()
 	if err := context.Cause(ctx); err != nil {
 		return nil, fmt.Errorf("pty: spawn %q: %w", spec.Program, err)
 	}
@@ -58,27 +54,25 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 		rows = DefaultRows
 	}
 
-	cmd := exec.Command(spec.Program, spec.Args...)
-	cmd.Dir = spec.Dir
-	cmd.Env = append([]string{}, spec.Env...)
+	cmd := proc.Command(spec)
 	// A new session makes the child's pid its process group id, and the pty
 	// (its stdin, fd 0) its controlling terminal.
 	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	// creack/pty hands the child the terminal's *os.File for every stream and
+	// closes it after the start, as proc.Reap requires.
 	blocking, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: cols, Rows: rows}, attrs)
 	if err != nil {
 		return nil, fmt.Errorf("pty: spawn %q in %q: %w", spec.Program, spec.Dir, err)
 	}
+	child := proc.Reap("pty", cmd)
 	master, err := pollable(blocking)
 	if err != nil {
 		// The child is running but unreachable; end it rather than leak it.
-		_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
-		_ = cmd.Wait()
+		_ = child.Signal(unix.SIGKILL)
+		child.Wait()
 		return nil, fmt.Errorf("pty: spawn %q: %w", spec.Program, err)
 	}
-
-	p := &process{cmd: cmd, master: master, done: make(chan struct{})}
-	go p.reap()
-	return p, nil
+	return &process{Child: child, master: master}, nil
 }
 
 // pollable swaps f for a non-blocking descriptor of the same pty master.
@@ -111,22 +105,14 @@ func pollable(f *os.File) (*os.File, error) {
 	return os.NewFile(uintptr(fd), f.Name()), nil
 }
 
-// process is one child under a pty.
+// process is one child under a pty. The embedded Child gives Wait, Pid
+// (also the session id) and Signal (to the child's process group).
 type process struct {
-	cmd    *exec.Cmd
+	*proc.Child
 	master *os.File
-
-	done   chan struct{}
-	status terminal.ExitStatus
 
 	closeOnce sync.Once
 	closeErr  error
-}
-
-func (p *process) reap() {
-	_ = p.cmd.Wait()
-	p.status = exitStatus(p.cmd.ProcessState)
-	close(p.done)
 }
 
 // Read returns what the child wrote to the terminal. The master reports EIO
@@ -184,39 +170,6 @@ func (p *process) Resize(cols, rows uint16) error {
 	return nil
 }
 
-// Signal sends sig to the child's process group. Once the group is empty it
-// returns an error that wraps os.ErrProcessDone.
-func (p *process) Signal(sig syscall.Signal) error {
-	pid := p.Pid()
-	if pid <= 0 {
-		// kill(-0) would signal the daemon's own process group.
-		return ports.ErrNoProcess
-	}
-	err := unix.Kill(-pid, sig)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, unix.ESRCH):
-		return fmt.Errorf("pty: %s to process group %d: %w", signalName(sig), pid, os.ErrProcessDone)
-	default:
-		return fmt.Errorf("pty: %s to process group %d: %w", signalName(sig), pid, err)
-	}
-}
-
-// Wait returns the exit status once the child has exited.
-func (p *process) Wait() terminal.ExitStatus {
-	<-p.done
-	return p.status
-}
-
-// Pid is the child's pid, which is also its process group and session id.
-func (p *process) Pid() int {
-	if p.cmd == nil || p.cmd.Process == nil {
-		return 0
-	}
-	return p.cmd.Process.Pid
-}
-
 // IsPTY is true.
 func (p *process) IsPTY() bool { return true }
 
@@ -225,23 +178,4 @@ func (p *process) IsPTY() bool { return true }
 func (p *process) Close() error {
 	p.closeOnce.Do(func() { p.closeErr = p.master.Close() })
 	return p.closeErr
-}
-
-// exitStatus normalises how the child ended, once, for everyone who waits.
-func exitStatus(state *os.ProcessState) terminal.ExitStatus {
-	if state == nil {
-		return terminal.CouldNotStart()
-	}
-	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return terminal.KilledBy(signalName(ws.Signal()))
-	}
-	return terminal.ExitedWith(state.ExitCode())
-}
-
-func signalName(sig syscall.Signal) string {
-	if name := unix.SignalName(sig); name != "" {
-		return name
-	}
-	// Real-time signals have no name in x/sys.
-	return "SIG" + strconv.Itoa(int(sig))
 }
