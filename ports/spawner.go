@@ -81,3 +81,10 @@ type StderrSource interface {
 	// Read. Close releases it with the rest of the process.
 	Stderr() io.Reader
 }
+
+// ReadWaiter is implemented by a Process whose output can be awaited
+// without a buffer: WaitReadable returns once Read would not block (output,
+// its end, or an error), so an idle terminal's reader holds no buffer.
+type ReadWaiter interface {
+	WaitReadable() error
+}

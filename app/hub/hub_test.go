@@ -200,3 +200,32 @@ func TestReplayRingCountsWhatEventsWeigh(t *testing.T) {
 	require.True(t, ok)
 	require.Len(t, events, 2)
 }
+
+type fullList struct{ n int }
+
+func (fullList) Type() string            { return "root/terminalsChanged" }
+func (fullList) SupersedesEarlier() bool { return true }
+func (l fullList) EncodedSizeHint() int  { return 1000 * l.n }
+
+func TestReplayKeepsOnlyTheNewestOfAFullList(t *testing.T) {
+	h := hub.New(hub.Options{ReplayBytes: 20_000})
+	h.Update(func(tx hub.Tx) {
+		tx.Open("R")
+		tx.Open("T")
+		for i := 1; i <= 15; i++ {
+			tx.Publish("R", fullList{n: i}, nil, "")
+			tx.Publish("T", terminal.Data{Data: "x"}, nil, "")
+		}
+	})
+	events, ok := h.Since(0, "c", map[string]bool{"R": true, "T": true})
+	require.True(t, ok, "superseded lists no longer crowd the ring")
+	var lists []hub.Event
+	for _, ev := range events {
+		if _, isList := ev.Action.(fullList); isList {
+			lists = append(lists, ev)
+		}
+	}
+	require.Len(t, lists, 1)
+	require.Equal(t, fullList{n: 15}, lists[0].Action)
+	require.Len(t, events, 16, "every data event, and the newest list")
+}

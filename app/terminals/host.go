@@ -79,7 +79,8 @@ type Host struct {
 	nextID  uint64
 	closing bool
 
-	pumps sync.WaitGroup
+	pumps   sync.WaitGroup
+	buffers bufferPool
 }
 
 // New returns a host with no terminals.
@@ -97,6 +98,7 @@ func New(cfg Config, h *hub.Hub, sp ports.Spawner, clock ports.Clock) *Host {
 		cfg.Shell = "/bin/sh"
 	}
 	host := &Host{cfg: cfg, hub: h, spawner: sp, clock: clock, terms: make(map[string]*Terminal)}
+	host.buffers.size = cfg.ReadBufferSize
 	h.Update(func(tx hub.Tx) { tx.Open(RootChannel) })
 	return host
 }
@@ -363,6 +365,10 @@ type TerminalsChanged struct{ Terminals []Info }
 
 // Type is the protocol's action type.
 func (TerminalsChanged) Type() string { return "root/terminalsChanged" }
+
+// SupersedesEarlier: each list replaces the one before it, so the replay
+// ring keeps only the newest.
+func (TerminalsChanged) SupersedesEarlier() bool { return true }
 
 // EncodedSizeHint estimates the list's size on the wire, so queues and the
 // replay ring count a long list for what it weighs.

@@ -3,6 +3,7 @@ package terminals
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"sync"
 
 	"github.com/shellgate/shellgate/domain/shellmarks"
 )
@@ -47,3 +48,18 @@ func newNonce() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// bufferPool lends read buffers to pumps while output is there.
+type bufferPool struct {
+	size int
+	pool sync.Pool
+}
+
+func (b *bufferPool) get() []byte {
+	if p, ok := b.pool.Get().(*[]byte); ok {
+		return *p
+	}
+	return make([]byte, b.size)
+}
+
+func (b *bufferPool) put(buf []byte) { b.pool.Put(&buf) }

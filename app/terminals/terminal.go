@@ -110,13 +110,24 @@ func (t *Terminal) pump(bufSize int) {
 // scrollback. Each stream has its own decoder, so a character split across
 // reads of one stream is not broken by the other stream's output.
 func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
-	buf := make([]byte, bufSize)
+	// An idle terminal holds no read buffer: where the process can say when
+	// output is there, the buffer is taken from the pool only then.
+	waiter, _ := r.(ports.ReadWaiter)
+	var owned []byte
+	if waiter == nil {
+		owned = make([]byte, bufSize)
+	}
 	var dec terminal.Decoder
 	marks := t.marks
 	if stream != Stdout {
 		marks = nil
 	}
 	for {
+		buf := owned
+		if waiter != nil {
+			_ = waiter.WaitReadable() // a failure shows in the Read below
+			buf = t.host.buffers.get()
+		}
 		n, err := r.Read(buf)
 		if n > 0 {
 			if t.tap != nil {
@@ -127,6 +138,9 @@ func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 			} else {
 				t.output(dec.Decode(buf[:n]))
 			}
+		}
+		if waiter != nil {
+			t.host.buffers.put(buf)
 		}
 		if err != nil {
 			break

@@ -155,3 +155,6 @@ func closeAll(files ...*os.File) {
 		_ = f.Close()
 	}
 }
+
+// WaitReadable parks, holding no buffer, until Read would not block.
+func (p *process) WaitReadable() error { return proc.WaitReadable(p.out) }

@@ -179,3 +179,6 @@ func (p *process) Close() error {
 	p.closeOnce.Do(func() { p.closeErr = p.master.Close() })
 	return p.closeErr
 }
+
+// WaitReadable parks, holding no buffer, until Read would not block.
+func (p *process) WaitReadable() error { return proc.WaitReadable(p.master) }
