@@ -82,9 +82,11 @@ type StderrSource interface {
 	Stderr() io.Reader
 }
 
-// ReadWaiter is implemented by a Process whose output can be awaited
-// without a buffer: WaitReadable returns once Read would not block (output,
-// its end, or an error), so an idle terminal's reader holds no buffer.
-type ReadWaiter interface {
-	WaitReadable() error
+// BufferLender is implemented by a Process that can read into a buffer it
+// borrows only once output is there: ReadLent waits (holding no buffer),
+// then takes one with lend, reads into it and returns it with the count; on
+// an error no buffer is returned. An idle terminal's reader then holds none.
+// It returns io.EOF at the end of output, as Read does.
+type BufferLender interface {
+	ReadLent(lend func() []byte, giveBack func([]byte)) (buf []byte, n int, err error)
 }

@@ -112,9 +112,9 @@ func (t *Terminal) pump(bufSize int) {
 func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 	// An idle terminal holds no read buffer: where the process can say when
 	// output is there, the buffer is taken from the pool only then.
-	waiter, _ := r.(ports.ReadWaiter)
+	lender, _ := r.(ports.BufferLender)
 	var owned []byte
-	if waiter == nil {
+	if lender == nil {
 		owned = make([]byte, bufSize)
 	}
 	var dec terminal.Decoder
@@ -123,12 +123,15 @@ func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 		marks = nil
 	}
 	for {
-		buf := owned
-		if waiter != nil {
-			_ = waiter.WaitReadable() // a failure shows in the Read below
-			buf = t.host.buffers.get()
+		var buf []byte
+		var n int
+		var err error
+		if lender != nil {
+			buf, n, err = lender.ReadLent(t.host.buffers.get, t.host.buffers.put)
+		} else {
+			buf = owned
+			n, err = r.Read(buf)
 		}
-		n, err := r.Read(buf)
 		if n > 0 {
 			if t.tap != nil {
 				t.tap(stream, buf[:n])
@@ -139,7 +142,7 @@ func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 				t.output(dec.Decode(buf[:n]))
 			}
 		}
-		if waiter != nil {
+		if lender != nil && buf != nil {
 			t.host.buffers.put(buf)
 		}
 		if err != nil {

@@ -156,5 +156,8 @@ func closeAll(files ...*os.File) {
 	}
 }
 
-// WaitReadable parks, holding no buffer, until Read would not block.
-func (p *process) WaitReadable() error { return proc.WaitReadable(p.out) }
+// ReadLent reads output into a buffer borrowed only once there is output,
+// so an idle terminal holds none.
+func (p *process) ReadLent(lend func() []byte, giveBack func([]byte)) ([]byte, int, error) {
+	return proc.ReadLent(p.out, lend, giveBack, nil)
+}

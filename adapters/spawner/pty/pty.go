@@ -180,5 +180,10 @@ func (p *process) Close() error {
 	return p.closeErr
 }
 
-// WaitReadable parks, holding no buffer, until Read would not block.
-func (p *process) WaitReadable() error { return proc.WaitReadable(p.master) }
+// ReadLent reads output into a buffer borrowed only once there is output,
+// so an idle terminal holds none.
+func (p *process) ReadLent(lend func() []byte, giveBack func([]byte)) ([]byte, int, error) {
+	return proc.ReadLent(p.master, lend, giveBack, isEIO)
+}
+
+func isEIO(err error) bool { return errors.Is(err, syscall.EIO) }

@@ -2,35 +2,59 @@ package proc
 
 import (
 	"errors"
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
 )
 
-// WaitReadable parks until f has something for Read — data, the end of it,
-// or an error — without a buffer and without a thread: the poller wakes it.
-// f must be non-blocking (in Go's poller).
-func WaitReadable(f *os.File) error {
+// ReadLent reads f (non-blocking, in Go's poller) into a buffer taken with
+// lend only once there is something to read: while nothing is, the poller
+// parks the caller holding no buffer and no thread. eof maps an error the
+// kind of file uses for the end of output (a pty's EIO) to io.EOF.
+func ReadLent(f *os.File, lend func() []byte, giveBack func([]byte), eof func(error) bool) ([]byte, int, error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	var pollErr error
+	var (
+		buf     []byte
+		n       int
+		readErr error
+	)
 	err = rc.Read(func(fd uintptr) bool {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		b := lend()
 		for {
-			n, err := unix.Poll(fds, 0)
-			if errors.Is(err, unix.EINTR) {
-				continue
+			n, readErr = unix.Read(int(fd), b)
+			if !errors.Is(readErr, unix.EINTR) {
+				break
 			}
-			if err != nil {
-				pollErr = err
-				return true
-			}
-			// Anything but "nothing yet" (readable, hang-up, error) is for
-			// Read to report.
-			return n > 0
 		}
+		if errors.Is(readErr, unix.EAGAIN) {
+			giveBack(b)
+			return false // nothing yet: park until the poller says
+		}
+		buf = b
+		return true
 	})
-	return errors.Join(err, pollErr)
+	if err == nil {
+		err = readErr
+	}
+	switch {
+	case err == nil && n == 0:
+		err = io.EOF
+	case err != nil && eof != nil && eof(err):
+		err = io.EOF
+	}
+	if err != nil {
+		if buf != nil {
+			giveBack(buf)
+		}
+		if n > 0 {
+			// Data and an error together cannot come from read(2); keep it simple.
+			n = 0
+		}
+		return nil, 0, err
+	}
+	return buf, n, nil
 }
