@@ -434,3 +434,40 @@ func TestStoppingTheDaemonEndsItsShells(t *testing.T) {
 	require.Equal(t, 1001, int(code))
 	require.NotEmpty(t, reason)
 }
+
+func TestReconnectAfterTooLongAGapGetsSnapshots(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	c := d.dial(t, ahpclient.DialOptions{})
+	_, _, err := c.Initialize(ctx, "gap", nil, nil)
+	require.NoError(t, err)
+	rpcErr, err := c.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/g", Meta: spawn("read x; head -c 12000000 /dev/zero | tr '\\0' y; echo; echo gap-done", false)})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, _, err = c.Subscribe(ctx, "ahp-terminal:/g")
+	require.NoError(t, err)
+	lastSeen := c.LastServerSeq()
+	require.NoError(t, c.Close())
+
+	// While it is away, more output than the replay ring holds (8 MiB).
+	other := d.dial(t, ahpclient.DialOptions{})
+	initialize(t, other, "other")
+	_, _, err = other.Subscribe(ctx, "ahp-terminal:/g")
+	require.NoError(t, err)
+	_, err = other.Dispatch(ctx, "ahp-terminal:/g", ahpclient.InputAction("go\n"))
+	require.NoError(t, err)
+	_, err = other.WaitOutput(ctx, "ahp-terminal:/g", "gap-done")
+	require.NoError(t, err)
+
+	back := d.dial(t, ahpclient.DialOptions{})
+	res, rpcErr, err := back.Reconnect(ctx, "gap", lastSeen, []string{"ahp-terminal:/g"})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	require.Equal(t, "snapshot", res.Type)
+	snap, ok := res.Snapshot("ahp-terminal:/g")
+	require.True(t, ok)
+	state, err := snap.Terminal()
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(state.Text(), "gap-done\n"), "the snapshot holds the newest output")
+	require.Greater(t, snap.FromSeq, lastSeen)
+}
