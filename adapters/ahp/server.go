@@ -327,7 +327,7 @@ func (c *conn) closeWhenSlow(ctx context.Context) {
 	var slow *hub.SlowError
 	if err := c.sub.Err(); errors.As(err, &slow) {
 		c.srv.opts.Metrics.SlowClientDropped()
-		c.srv.log.Warn("closing a slow client", "client", c.clientID, "reason", err.Error())
+		c.srv.log.Warn("closing a slow client", "client", c.sub.ClientID(), "reason", err.Error())
 		c.close(ports.ClosePolicy, err.Error())
 	}
 }

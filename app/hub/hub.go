@@ -164,6 +164,8 @@ func (tx Tx) Resume(s *Subscriber, seq uint64, channels map[string]bool) ([]Even
 func (h *Hub) SetClientID(s *Subscriber, id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.clientID = id
 }
 

@@ -18,7 +18,7 @@ func (e *SlowError) Error() string {
 // Subscriber is one consumer's queue (one connection). The hub appends to it
 // without ever waiting; the consumer drains it with Next.
 type Subscriber struct {
-	clientID string
+	clientID string // written under both the hub's lock and mu; read under either
 	limit    int
 	channels map[string]struct{} // guarded by the hub's lock
 
@@ -45,8 +45,12 @@ func NewSubscriber(clientID string, limit int) *Subscriber {
 	}
 }
 
-// ClientID is who the subscriber delivers to.
-func (s *Subscriber) ClientID() string { return s.clientID }
+// ClientID is who the subscriber delivers to. Safe from any goroutine.
+func (s *Subscriber) ClientID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientID
+}
 
 // push appends ev, or reports that the bound is exceeded.
 func (s *Subscriber) push(ev Event) error {
