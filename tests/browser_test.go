@@ -421,7 +421,7 @@ func TestBrowserTypesIntoATerminalServedByTheDaemon(t *testing.T) {
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), `src="/assets/app.js"`) {
-		t.Skipf("web page not mounted yet: GET / answered %d", resp.StatusCode)
+		t.Fatalf("the daemon does not serve the web page: GET / answered %d", resp.StatusCode)
 	}
 	browserEchoHello(t, d, "http://"+d.addr, "browser-terminal-daemon")
 }
@@ -439,9 +439,9 @@ func TestBrowserGuestSeesTerminalsReadOnly(t *testing.T) {
 	_, rpcErr, err := probe.Initialize(ctxT(t), "browser-probe", nil, nil)
 	require.NoError(t, err)
 	require.Nil(t, rpcErr)
-	if _, rpcErr, err = probe.Subscribe(ctxT(t), uri); err == nil && rpcErr == nil {
-		t.Skip("the daemon does not enforce grants yet: a guest could watch a terminal")
-	}
+	_, rpcErr, err = probe.Subscribe(ctxT(t), uri)
+	require.NoError(t, err)
+	require.NotNil(t, rpcErr, "a guest must not be able to watch a terminal")
 
 	b := newPageBrowser(t)
 	b.signIn(base, guest)
@@ -484,9 +484,6 @@ func TestBrowserWatcherSeesOutputButCannotType(t *testing.T) {
 	b.click(row + ` [data-testid="terminal-open"]`)
 	b.visible(`[data-testid="readonly-banner"]`)
 	banner := b.textOf(`[data-testid="readonly-banner"]`)
-	if !strings.Contains(banner, "terminal:input") {
-		t.Skipf("the daemon does not refuse a watcher's input yet (banner %q)", banner)
-	}
 	require.Equal(t, "Read-only: wanda may not terminal:input here", banner)
 
 	_, err = admin.Dispatch(ctxT(t), uri, ahpclient.InputAction("echo from-$((40+2))-admin\n"))
@@ -539,9 +536,6 @@ func TestBrowserApprovesAnAgentsModerateCommand(t *testing.T) {
 	agent := d.addUser(t, "bot", "chat_agent")
 	status, created := browserREST(t, ctxT(t), http.MethodPost, api+"/sessions", agent,
 		map[string]any{"agent_id": "bot", "agent_role": "chat_agent"})
-	if status == http.StatusNotFound || status == http.StatusMethodNotAllowed || status == http.StatusUpgradeRequired {
-		t.Skipf("the daemon does not serve the agent REST API yet: POST /api/agent-terminal/sessions answered %d", status)
-	}
 	require.Contains(t, []int{http.StatusOK, http.StatusCreated}, status, "%v", created)
 	session, _ := created["session_id"].(string)
 	require.NotEmpty(t, session, "%v", created)

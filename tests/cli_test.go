@@ -388,9 +388,8 @@ func (d *daemon) agentAPI(t *testing.T, token, method, path string, body any) (i
 
 func TestApprovalsListsAPendingCommandAndApproveAndDenyDecideIt(t *testing.T) {
 	d := startDaemon(t)
-	if status, body := d.agentAPI(t, d.token, "GET", "/api/agent-terminal/sessions", nil); status != http.StatusOK || body == nil {
-		t.Skipf("the daemon does not serve /api/agent-terminal yet (GET answered HTTP %d without JSON); the agent gate is still being built", status)
-	}
+	status, body := d.agentAPI(t, d.token, "GET", "/api/agent-terminal/sessions", nil)
+	require.Equal(t, http.StatusOK, status, "the daemon serves the agent API: %v", body)
 	res := cli(t, d.remoteEnv(), "approvals")
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, 1, strings.Count(res.stdout, "\n"), "nothing pending: only the header: %q", res.stdout)
