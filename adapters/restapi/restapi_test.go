@@ -21,11 +21,13 @@ import (
 
 	"github.com/shellgate/shellgate/adapters/clock"
 	"github.com/shellgate/shellgate/adapters/restapi"
+	"github.com/shellgate/shellgate/adapters/shellexpand"
 	"github.com/shellgate/shellgate/adapters/spawner/fake"
 	"github.com/shellgate/shellgate/adapters/userstore"
 	"github.com/shellgate/shellgate/app/agents"
 	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/domain/risk"
 	"github.com/shellgate/shellgate/domain/terminal"
 	"github.com/shellgate/shellgate/ports"
 )
@@ -110,7 +112,7 @@ func newAPI(t *testing.T, cfg agents.Config) *api {
 	})
 	clk := clock.NewFake(time.Date(2025, 10, 4, 12, 0, 0, 0, time.UTC))
 	host := terminals.New(terminals.Config{Shell: "/bin/sh", Dir: t.TempDir()}, hub.New(hub.Options{}), a.sp, clk)
-	app := agents.New(cfg, agents.Deps{Clock: clk, Audit: a.audit, Terminals: host})
+	app := agents.New(cfg, agents.Deps{Classifier: risk.New(shellexpand.New()), Clock: clk, Audit: a.audit, Terminals: host})
 	log := slog.New(slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a.srv = httptest.NewServer(restapi.New(app, store, log))
 	t.Cleanup(func() {

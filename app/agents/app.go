@@ -72,6 +72,8 @@ type Deps struct {
 	Audit ports.AuditSink
 	// Terminals runs each command in a terminal of its own.
 	Terminals *terminals.Host
+	// Classifier assesses each command's risk.
+	Classifier *risk.Classifier
 	// NewID mints session, approval and command ids; nil means random UUIDs.
 	NewID func() string
 	// Log receives what cannot be reported to a caller (an expiry that
@@ -122,7 +124,7 @@ func New(cfg Config, d Deps) *App {
 		d.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	c := &core{
-		cfg: cfg, clock: d.Clock, audit: d.Audit, host: d.Terminals,
+		cfg: cfg, clock: d.Clock, audit: d.Audit, host: d.Terminals, risk: d.Classifier,
 		newID: d.NewID, log: d.Log, sessions: map[string]*entry{},
 	}
 	return &App{

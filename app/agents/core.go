@@ -11,6 +11,7 @@ import (
 
 	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/domain/agentsession"
+	"github.com/shellgate/shellgate/domain/risk"
 	"github.com/shellgate/shellgate/ports"
 )
 
@@ -27,6 +28,7 @@ type core struct {
 	clock ports.Clock
 	audit ports.AuditSink
 	host  *terminals.Host
+	risk  *risk.Classifier
 	newID func() string
 	log   *slog.Logger
 

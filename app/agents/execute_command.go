@@ -78,7 +78,7 @@ func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteReque
 	if err := checkCommand(req.Command); err != nil {
 		return ExecuteResult{}, err
 	}
-	a := risk.Classify(req.Command)
+	a := c.risk.Classify(req.Command)
 	e, err := c.locked(who, req.SessionID)
 	if err != nil {
 		return ExecuteResult{}, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shellgate/shellgate/adapters/shellexpand"
 	"github.com/shellgate/shellgate/app/agents"
 	"github.com/shellgate/shellgate/domain/access"
 	"github.com/shellgate/shellgate/domain/agentsession"
@@ -92,7 +93,7 @@ func TestGateFollowsTheRoleByRiskTable(t *testing.T) {
 		risk.Forbidden: "kill 1",
 	}
 	for lvl, cmd := range commands {
-		require.Equal(t, lvl, risk.Classify(cmd).Level, "fixture command %q", cmd)
+		require.Equal(t, lvl, risk.New(shellexpand.New()).Classify(cmd).Level, "fixture command %q", cmd)
 	}
 	bots := map[policy.Role]agents.Caller{
 		policy.ChatAgent:       chatBot,

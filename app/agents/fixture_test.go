@@ -14,11 +14,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/shellgate/shellgate/adapters/clock"
+	"github.com/shellgate/shellgate/adapters/shellexpand"
 	"github.com/shellgate/shellgate/adapters/spawner/fake"
 	"github.com/shellgate/shellgate/app/agents"
 	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/domain/access"
+	"github.com/shellgate/shellgate/domain/risk"
 	"github.com/shellgate/shellgate/domain/terminal"
 	"github.com/shellgate/shellgate/ports"
 )
@@ -90,7 +92,7 @@ func newFixture(t *testing.T, cfg agents.Config) *fixture {
 	f.sp.Register("sh", shell)
 	f.host = terminals.New(terminals.Config{Shell: "/bin/sh", Dir: f.dir, Env: []string{"PATH=/bin", "PAGER=less"}}, hub.New(hub.Options{}), f.sp, f.clock)
 	var mu sync.Mutex
-	f.app = agents.New(cfg, agents.Deps{
+	f.app = agents.New(cfg, agents.Deps{Classifier: risk.New(shellexpand.New()),
 		Clock: f.clock, Audit: f.audit, Terminals: f.host,
 		NewID: func() string {
 			mu.Lock()

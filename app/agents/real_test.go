@@ -14,10 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shellgate/shellgate/adapters/clock"
+	"github.com/shellgate/shellgate/adapters/shellexpand"
 	"github.com/shellgate/shellgate/adapters/spawner/local"
 	"github.com/shellgate/shellgate/app/agents"
 	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/domain/risk"
 )
 
 // realGate is the gate over real processes on pipes, still on the fake clock.
@@ -28,7 +30,7 @@ func realGate(t *testing.T, cfg agents.Config) (*agents.App, *clock.Fake, *termi
 		Shell: "/bin/sh", Dir: t.TempDir(), StopGrace: time.Second,
 		Env: []string{"PATH=" + os.Getenv("PATH")},
 	}, hub.New(hub.Options{}), local.New(), clk)
-	app := agents.New(cfg, agents.Deps{Clock: clk, Audit: &memAudit{}, Terminals: host})
+	app := agents.New(cfg, agents.Deps{Classifier: risk.New(shellexpand.New()), Clock: clk, Audit: &memAudit{}, Terminals: host})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 		defer cancel()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shellgate/shellgate/adapters/audit"
 	"github.com/shellgate/shellgate/adapters/restapi"
+	"github.com/shellgate/shellgate/adapters/shellexpand"
 	"github.com/shellgate/shellgate/app/agents"
 	"github.com/shellgate/shellgate/app/gate"
 	"github.com/shellgate/shellgate/app/terminals"
@@ -95,6 +96,7 @@ func agentOptions(cfg Config) fx.Option {
 	return fx.Module("agents",
 		fx.Provide(fx.Private, func() (*audit.Log, error) { return audit.Open(auditLogPath(cfg)) }),
 		fx.Provide(
+			newClassifier,
 			newAgentGate,
 			newSessionClaims,
 			fx.Annotate(newAgentRoute, fx.ResultTags(`group:"routes"`)),
@@ -103,7 +105,7 @@ func agentOptions(cfg Config) fx.Option {
 	)
 }
 
-func newAgentGate(cfg Config, clk ports.Clock, host *terminals.Host, log *audit.Log, logger *slog.Logger) *agents.App {
+func newAgentGate(cfg Config, clk ports.Clock, host *terminals.Host, log *audit.Log, logger *slog.Logger, classifier *risk.Classifier) *agents.App {
 	at := cfg.AgentTerminal
 	return agents.New(agents.Config{
 		DefaultHost:           at.DefaultHost,
@@ -112,7 +114,7 @@ func newAgentGate(cfg Config, clk ports.Clock, host *terminals.Host, log *audit.
 		MaxConcurrentSessions: at.MaxConcurrentSessions,
 		CommandTimeout:        time.Duration(at.CommandTimeout),
 		OutputCapBytes:        at.OutputCapBytes,
-	}, agents.Deps{Clock: clk, Audit: log, Terminals: host, Log: logger})
+	}, agents.Deps{Clock: clk, Audit: log, Terminals: host, Classifier: classifier, Log: logger})
 }
 
 func newAgentRoute(app *agents.App, users ports.UserStore, logger *slog.Logger) Route {
@@ -155,3 +157,6 @@ func newSessionClaims(app *agents.App, users ports.UserStore) sessionClaims {
 		return err == nil
 	}
 }
+
+// newClassifier is the risk classifier over the real shell word expander.
+func newClassifier() *risk.Classifier { return risk.New(shellexpand.New()) }

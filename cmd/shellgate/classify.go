@@ -77,7 +77,7 @@ running daemon.`,
 
 // classify assesses command and applies the gate for every role.
 func classify(command string, approvalRequiredFor []risk.Level) classification {
-	a := risk.Classify(command)
+	a := newClassifier().Classify(command)
 	decide := func(role policy.Role) string {
 		d := policy.Decide(role, a.Level)
 		if d == policy.Auto && slices.Contains(approvalRequiredFor, a.Level) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shellgate/shellgate/adapters/shellexpand"
 	"github.com/shellgate/shellgate/domain/risk"
 )
 
@@ -204,7 +205,7 @@ func TestClassifiedCommandsGateEndToEnd(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd+"/"+tt.role.String(), func(t *testing.T) {
-			require.Equal(t, tt.want, Decide(tt.role, risk.Classify(tt.cmd).Level))
+			require.Equal(t, tt.want, Decide(tt.role, risk.New(shellexpand.New()).Classify(tt.cmd).Level))
 		})
 	}
 }

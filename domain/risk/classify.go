@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/shellgate/shellgate/domain/shellword"
 )
 
 // Assessment is the classifier's verdict on one command line.
@@ -24,10 +26,19 @@ const maxReasons = 24
 // analysis; beyond it only the whole line and each statement alone are analysed.
 const maxSplitStmts = 12
 
+// Classifier assesses command lines. It is safe for concurrent use.
+type Classifier struct {
+	exp shellword.Expander
+}
+
+// New returns a classifier that expands words with exp (which reads nothing
+// and runs nothing; adapters/shellexpand provides one).
+func New(exp shellword.Expander) *Classifier { return &Classifier{exp: exp} }
+
 // Classify assesses what bash would run for command (risk-policy.md R0–R20).
 // It is pure: it reads no files, runs nothing and starts no goroutines.
-func Classify(command string) Assessment {
-	var f findings
+func (c *Classifier) Classify(command string) Assessment {
+	f := findings{exp: c.exp}
 	classifyInto(&f, command)
 	return f.assessment()
 }
@@ -67,7 +78,7 @@ func analyzeList(f *findings, stmts []*syntax.Stmt, depth int) {
 	}
 	// Standalone runs only contribute reasons that raise the level, so the
 	// reasons explain the verdict instead of repeating it.
-	var parts findings
+	parts := findings{exp: f.exp}
 	for i := 1; i < len(stmts) && i <= maxSplitStmts; i++ {
 		// A suffix needs its own run only after a statement that changes
 		// shell state; otherwise the longer suffix already covers it.
@@ -264,6 +275,7 @@ func parseScript(src string) (*syntax.File, error) {
 
 // findings accumulates the verdict of one Classify call.
 type findings struct {
+	exp     shellword.Expander
 	level   Level
 	reasons []finding
 	// texts are payloads seen during analysis (argv, here-docs, decoded

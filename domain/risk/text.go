@@ -8,8 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"mvdan.cc/sh/v3/expand"
 )
 
 // The handlers here compute the output of pure text commands so that a
@@ -30,7 +28,7 @@ func hEcho(c *call) {
 	text, fl := joinFields(args)
 	fl &= contentFlags
 	if escapes && strings.ContainsRune(text, '\\') {
-		if s, _, err := expand.Format(nil, "%b", []string{text}); err == nil {
+		if s, _, err := c.a.f.exp.Format("%b", []string{text}); err == nil {
 			text = s
 			fl |= fDecoded
 		}
@@ -73,7 +71,7 @@ func hPrintf(c *call) {
 	}
 	var b strings.Builder
 	for i := 0; i < 64; i++ {
-		s, n, err := expand.Format(nil, format, rest)
+		s, n, err := c.a.f.exp.Format(format, rest)
 		if err != nil {
 			c.setOut(unknownStream(fl))
 			return

@@ -1,12 +1,12 @@
 package risk
 
 import (
-	"io"
 	"slices"
 	"strings"
 
-	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/shellgate/shellgate/domain/shellword"
 )
 
 // Unknown values travel through expansion as markers: private-use runes
@@ -98,16 +98,16 @@ func joinFields(fs []field) (string, fflags) {
 	return strings.Join(parts, " "), fl
 }
 
-// env adapts a scope to the expand package. It never consults the real
-// environment: unknown names expand to markers.
+// env answers the expander's variable questions from a scope. It never
+// consults the real environment: unknown names expand to markers.
 type env struct {
 	a  *analyzer
 	sc *scope
 	fl *fflags
 }
 
-func (e env) Get(name string) expand.Variable {
-	str := func(s string) expand.Variable { return expand.Variable{Set: true, Kind: expand.String, Str: s} }
+func (e env) Get(name string) shellword.Var {
+	str := func(s string) shellword.Var { return shellword.Var{Set: true, Str: s} }
 	if vals, ok := e.sc.vars[name]; ok {
 		e.a.sensitive = true
 		if len(vals) == 1 {
@@ -123,9 +123,9 @@ func (e env) Get(name string) expand.Variable {
 		*e.fl |= fEnv
 		if e.sc.params != nil {
 			e.a.sensitive = true
-			return expand.Variable{Set: true, Kind: expand.Indexed, List: e.sc.params}
+			return shellword.Var{Set: true, Indexed: true, List: e.sc.params}
 		}
-		return expand.Variable{Set: true, Kind: expand.Indexed, List: []string{marker(name)}}
+		return shellword.Var{Set: true, Indexed: true, List: []string{marker(name)}}
 	case "#":
 		if e.sc.params != nil {
 			return str(itoa(len(e.sc.params)))
@@ -171,8 +171,6 @@ func (e env) Get(name string) expand.Variable {
 	return str(marker(name))
 }
 
-func (e env) Each(func(string, expand.Variable) bool) {}
-
 func itoa(n int) string {
 	if n == 0 {
 		return "0"
@@ -185,16 +183,16 @@ func itoa(n int) string {
 	return string(b)
 }
 
-// config builds an expand.Config whose substitutions are analysed, never run.
-func (a *analyzer) config(sc *scope, fl *fflags) *expand.Config {
-	return &expand.Config{
-		Env: env{a: a, sc: sc, fl: fl},
-		CmdSubst: func(w io.Writer, cs *syntax.CmdSubst) error {
+// hooks answer the expander: variables from the scope, and substitutions
+// analysed, never run.
+func (a *analyzer) hooks(sc *scope, fl *fflags) shellword.Hooks {
+	return shellword.Hooks{
+		Var: env{a: a, sc: sc, fl: fl}.Get,
+		CmdSubst: func(cs *syntax.CmdSubst) (string, error) {
 			*fl |= fSubst
 			out := a.subst(sc, cs.Stmts, ttyStream())
 			*fl |= out.flags & contentFlags
-			_, err := io.WriteString(w, out.text)
-			return err
+			return out.text, nil
 		},
 		ProcSubst: func(ps *syntax.ProcSubst) (string, error) {
 			in := ttyStream()
@@ -239,7 +237,7 @@ func (a *analyzer) wordFields(sc *scope, w *syntax.Word) []field {
 	var out []field
 	// FieldsSeq is lazy, so a brace expansion such as {1..100000000}
 	// stops at the bound instead of being built in full.
-	for s, err := range expand.FieldsSeq(a.config(sc, &fl), w) {
+	for s, err := range a.f.exp.Fields(a.hooks(sc, &fl), w) {
 		if err != nil {
 			return []field{{s: marker("word"), fl: fl | fEnv}}
 		}
@@ -304,7 +302,7 @@ func (a *analyzer) wordValue(sc *scope, w *syntax.Word) ([]string, fflags) {
 	if s, ok := plainWord(w); ok {
 		return []string{s}, fl
 	}
-	s, err := expand.Literal(a.config(sc, &fl), w)
+	s, err := a.f.exp.Literal(a.hooks(sc, &fl), w)
 	if err != nil {
 		return []string{marker("value")}, fl
 	}
@@ -315,7 +313,7 @@ func (a *analyzer) wordValue(sc *scope, w *syntax.Word) ([]string, fflags) {
 // document expands a here-document body written with an unquoted delimiter.
 func (a *analyzer) document(sc *scope, w *syntax.Word) (string, fflags) {
 	var fl fflags
-	s, err := expand.Document(a.config(sc, &fl), w)
+	s, err := a.f.exp.Document(a.hooks(sc, &fl), w)
 	if err != nil {
 		return marker("heredoc"), fl
 	}
