@@ -228,7 +228,12 @@ func newProcess(spec ports.SpawnSpec, pid int) *Process {
 
 // Read returns emitted output, blocking until there is some; io.EOF once the
 // process has exited, every HoldOutput is released and all was read.
-func (p *Process) Read(b []byte) (int, error) {
+func (p *Process) Read(b []byte) (int, error) { return p.readStream(b, &p.out) }
+
+// readStream takes what is emitted on one stream (out or errOut), blocking
+// until there is some; io.EOF once the process has exited, every
+// HoldOutput is released and all was read.
+func (p *Process) readStream(b []byte, stream *[]byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
@@ -238,9 +243,9 @@ func (p *Process) Read(b []byte) (int, error) {
 		case p.closed:
 			p.mu.Unlock()
 			return 0, os.ErrClosed
-		case len(p.out) > 0:
-			n := copy(b, p.out)
-			p.out = p.out[n:]
+		case len(*stream) > 0:
+			n := copy(b, *stream)
+			*stream = (*stream)[n:]
 			p.mu.Unlock()
 			return n, nil
 		case p.outClosed:
@@ -271,31 +276,7 @@ func (p *Process) separate() bool { return p.spec.SeparateStderr && !p.spec.PTY 
 // returns io.EOF once the process has exited and nothing holds the output.
 type stderrReader struct{ p *Process }
 
-func (r stderrReader) Read(b []byte) (int, error) {
-	p := r.p
-	if len(b) == 0 {
-		return 0, nil
-	}
-	for {
-		p.mu.Lock()
-		switch {
-		case p.closed:
-			p.mu.Unlock()
-			return 0, os.ErrClosed
-		case len(p.errOut) > 0:
-			n := copy(b, p.errOut)
-			p.errOut = p.errOut[n:]
-			p.mu.Unlock()
-			return n, nil
-		case p.outClosed:
-			p.mu.Unlock()
-			return 0, io.EOF
-		}
-		changed := p.changed
-		p.mu.Unlock()
-		<-changed
-	}
-}
+func (r stderrReader) Read(b []byte) (int, error) { return r.p.readStream(b, &r.p.errOut) }
 
 // Write appends b to the child's input. It fails once input is closed, and
 // once the process has exited (EPIPE on pipes, EIO on a pty, as for real).
