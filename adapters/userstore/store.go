@@ -2,9 +2,11 @@
 // roles, and the sha256 hash of each person's token. It implements
 // ports.UserStore and the edits behind `shellgate token …`.
 //
-// The file is checked on every call with one stat and re-read when it has
-// changed, so removing a person or changing a role takes effect on their
-// next command, with no goroutine to stop. A file that is missing,
+// The file is checked on every call and re-read when it has changed, so
+// removing a person or changing a role takes effect on their next command,
+// with no goroutine to stop. On Linux the check is one non-blocking read of
+// an inotify watch on the file's folder; elsewhere, or when the watch is
+// lost, it is a stat. A file that is missing,
 // malformed or writable by other accounts lets nobody in, is reported by
 // Err, and is never written over by the store.
 package userstore
@@ -32,15 +34,18 @@ var _ ports.UserStore = (*Store)(nil)
 type Store struct {
 	path string
 
-	// mu guards the cache below. It is held only for a stat and, when the
+	// mu guards the cache below. It is held only for a check and, when the
 	// file changed, one small read and parse.
-	mu       sync.Mutex
-	loaded   bool
-	seen     os.FileInfo // what the cache was read from; nil when missing
-	raw      []byte      // the bytes the cache was parsed from
-	dir      *directory  // nil while the file is missing or untrusted
-	err      error
-	warnings []string
+	mu         sync.Mutex
+	watch      *folderWatch // nil: stat the file on every call
+	watchTried time.Time    // when a watch was last set up; retried after watchRetry
+	closed     bool
+	loaded     bool
+	seen       os.FileInfo // what the cache was read from; nil when missing
+	raw        []byte      // the bytes the cache was parsed from
+	dir        *directory  // nil while the file is missing or untrusted
+	err        error
+	warnings   []string
 
 	// editMu serialises this process's edits; edits do not take mu, so
 	// lookups carry on while one is being written and synced.
@@ -73,6 +78,19 @@ func Open(path string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// Close releases the store's watch; the store carries on, checking the
+// file with a stat on every call.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.watch != nil {
+		s.watch.close()
+		s.watch = nil
+	}
+	return nil
 }
 
 // Path is the users file's absolute path.
@@ -154,11 +172,34 @@ func principalOf(r record) access.Principal {
 // its bytes are compared too (git's "racily clean" problem).
 const racyWindow = 2 * time.Second
 
-// current returns the directory as the file is now, re-reading it when its
-// identity, size, mode or time changed.
+// watchRetry is how often a store with no watch tries to set one up again
+// (the folder may not exist yet); it stats the file meanwhile.
+const watchRetry = time.Second
+
+// current returns the directory as the file is now. With a watch, it is
+// the cache unless the watch saw the file change; without one, the file is
+// re-read when its identity, size, mode or time changed.
 func (s *Store) current() (*directory, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.watch != nil {
+		switch s.watch.poll() {
+		case quiet:
+			return s.dir, s.err
+		case lost:
+			s.watch.close()
+			s.watch = nil
+		}
+		s.loaded = false // changed, or changes may have been missed: read it
+	}
+	if s.watch == nil && !s.closed && time.Since(s.watchTried) >= watchRetry {
+		// Watch first, read after: a change made after the read is an event.
+		s.watchTried = time.Now()
+		if w, err := watchFolder(s.path); err == nil {
+			s.watch = w
+			s.loaded = false
+		}
+	}
 	fi, err := os.Stat(s.path)
 	if err != nil {
 		s.forget(err)

@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -521,4 +523,76 @@ func TestErrorsOfEditsAreTyped(t *testing.T) {
 	err := s.Remove("ghost")
 	require.True(t, errors.Is(err, userstore.ErrUnknownUser))
 	require.False(t, errors.Is(err, userstore.ErrUnknownRole))
+}
+
+// backdate sets the file's times well outside the window in which a stat
+// is not trusted alone.
+func backdate(t *testing.T, path string, when time.Time) {
+	t.Helper()
+	require.NoError(t, os.Chtimes(path, when, when))
+}
+
+func TestEditThatKeepsSizeAndTimeIsSeenOnTheNextCheck(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only the inotify watch sees a change that leaves the stat as it was")
+	}
+	s, path := open(t)
+	hash := userstore.HashToken("sg_sam")
+	old := time.Now().Add(-time.Hour)
+	writeInPlace(t, path, "users:\n  - {id: sam, roles: [guest], token: "+hash+"}\n")
+	backdate(t, path, old)
+	p, ok := s.Principal("sam")
+	require.True(t, ok)
+	require.Equal(t, []string{access.RoleGuest}, p.Roles)
+
+	// Same inode, same size, and the old time put back: a stat sees no change.
+	writeInPlace(t, path, "users:\n  - {id: sam, roles: [admin], token: "+hash+"}\n")
+	backdate(t, path, old)
+	p, ok = s.Principal("sam")
+	require.True(t, ok)
+	require.Equal(t, []string{access.RoleAdmin}, p.Roles)
+}
+
+func TestFolderReplacedUnderTheStoreIsFollowed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	path := filepath.Join(dir, "users.yaml")
+	writeInPlace(t, path, "users:\n  - {id: sam, roles: [guest], token: "+userstore.HashToken("sg_sam")+"}\n")
+	s, err := userstore.Open(path)
+	require.NoError(t, err)
+	_, ok := s.Lookup("sg_sam")
+	require.True(t, ok)
+
+	// The whole folder goes, and comes back with another file.
+	require.NoError(t, os.RemoveAll(dir))
+	_, ok = s.Lookup("sg_sam")
+	require.False(t, ok, "a removed file lets nobody in")
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	writeInPlace(t, path, "users:\n  - {id: ana, roles: [member], token: "+userstore.HashToken("sg_ana")+"}\n")
+	p, ok := s.Lookup("sg_ana")
+	require.True(t, ok)
+	require.Equal(t, "ana", p.ID)
+	_, ok = s.Lookup("sg_sam")
+	require.False(t, ok)
+
+	// And the new folder's changes are seen like the first one's.
+	writeInPlace(t, path, "users:\n  - {id: ana, roles: [guest], token: "+userstore.HashToken("sg_ana")+"}\n")
+	p, ok = s.Lookup("sg_ana")
+	require.True(t, ok)
+	require.Equal(t, []string{access.RoleGuest}, p.Roles)
+}
+
+func TestClosedStoreStillSeesChanges(t *testing.T) {
+	s, path := open(t)
+	hash := userstore.HashToken("sg_sam")
+	writeInPlace(t, path, "users:\n  - {id: sam, roles: [guest], token: "+hash+"}\n")
+	_, ok := s.Principal("sam")
+	require.True(t, ok)
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "Close twice is fine")
+
+	writeInPlace(t, path, "users:\n  - {id: sam, roles: [member], token: "+hash+"}\n")
+	p, ok := s.Principal("sam")
+	require.True(t, ok)
+	require.Equal(t, []string{access.RoleMember}, p.Roles)
 }

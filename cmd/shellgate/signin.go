@@ -26,7 +26,14 @@ func credentialsPath(cfg Config) string { return filepath.Join(cfg.DataDir, "cre
 func signInOptions() fx.Option {
 	return fx.Options(
 		fx.Provide(
-			func(cfg Config) (*userstore.Store, error) { return userstore.Open(usersPath(cfg)) },
+			func(lc fx.Lifecycle, cfg Config) (*userstore.Store, error) {
+				s, err := userstore.Open(usersPath(cfg))
+				if err != nil {
+					return nil, err
+				}
+				lc.Append(fx.StopHook(s.Close))
+				return s, nil
+			},
 			func(s *userstore.Store) ports.UserStore { return s },
 			gate.New,
 		),
