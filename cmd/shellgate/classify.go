@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/shellgate/shellgate/domain/policy"
 	"github.com/shellgate/shellgate/domain/risk"
@@ -37,15 +38,28 @@ const maxClassifyLine = 4 << 20
 
 func newClassifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "classify [command ...]",
+		Use:   "classify ['COMMAND LINE' | -- WORD...]",
 		Short: "Show the risk of shell commands and what the agent gate does with them, per role",
-		Long: `Classifies each command (one per argument, or one per line of standard
-input when there are no arguments) and prints one JSON object per command,
-in order: {"command", "risk", "reasons", "decisions": {"chat_agent":
+		Long: `Classifies shell commands and prints one JSON object per command, in
+order: {"command", "risk", "reasons", "decisions": {"chat_agent":
 "auto|approval|blocked", ...}}. The decisions follow the role table and the
-config's agent_terminal.approval_required_for (--config). With --jsonl each
-input line is a JSON string, so a command may hold newlines. Needs no
-running daemon.`,
+config's agent_terminal.approval_required_for (--config). Needs no running
+daemon.
+
+Where the commands come from:
+  one argument       a whole command line, read as bash reads it (pipes,
+                     ;, && and quotes included)
+  several arguments  the words of one command, as exec would get them. They
+                     are joined into one command line with shell quoting, so
+                     "classify -- rm 'a b'" keeps "a b" one word and a word
+                     such as '>' or '*' stays literal; "command" shows the
+                     joined line. Put -- first when a word starts with -.
+  no arguments       one command line per line of standard input; with
+                     --jsonl each line is a JSON string, so a command may
+                     hold newlines`,
+		Example: `  shellgate classify 'cd /tmp && rm -rf build'
+  shellgate classify -- mkdir -p /tmp/x
+  printf '%s\n' 'ls -l' 'git push --force' | shellgate classify`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			jsonl, _ := cmd.Flags().GetBool("jsonl")
 			if jsonl && len(args) > 0 {
@@ -60,19 +74,50 @@ running daemon.`,
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetEscapeHTML(false)
 			emit := func(command string) error { return enc.Encode(classify(command, extra)) }
-			if len(args) > 0 {
-				for _, a := range args {
-					if err := emit(a); err != nil {
-						return err
-					}
-				}
-				return nil
+			if len(args) == 0 {
+				return eachInputCommand(cmd.InOrStdin(), jsonl, emit)
 			}
-			return eachInputCommand(cmd.InOrStdin(), jsonl, emit)
+			line, err := commandLine(args)
+			if err != nil {
+				return err
+			}
+			return emit(line)
 		},
 	}
 	cmd.Flags().Bool("jsonl", false, "read standard input as one JSON string per line")
 	return cmd
+}
+
+// commandLine turns classify's arguments into the one command line they
+// stand for: a single argument is a command line already; several are the
+// words of one command, each quoted as bash needs to read it back as the
+// same word.
+func commandLine(args []string) (string, error) {
+	if len(args) == 1 {
+		return args[0], nil
+	}
+	words := make([]string, len(args))
+	for i, w := range args {
+		q, err := quoteWord(w, i == 0)
+		if err != nil {
+			return "", fmt.Errorf("word %d (%q) cannot be given as a shell word: %w; pass the whole command line as one argument instead", i+1, w, err)
+		}
+		words[i] = q
+	}
+	return strings.Join(words, " "), nil
+}
+
+// quoteWord quotes w for bash. An "=" only needs quoting in the first word,
+// where it would make an assignment; elsewhere `dd of=x` reads better than
+// `dd 'of=x'` and means the same.
+func quoteWord(w string, first bool) (string, error) {
+	if !first && strings.Contains(w, "=") {
+		bare := strings.ReplaceAll(w, "=", "")
+		if q, err := syntax.Quote(bare, syntax.LangBash); err == nil && q == bare {
+			return w, nil
+		}
+	}
+	return syntax.Quote(w, syntax.LangBash)
 }
 
 // classify assesses command and applies the gate for every role.

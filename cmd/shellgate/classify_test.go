@@ -33,8 +33,8 @@ func decodeClassifications(t *testing.T, out string) []classification {
 	return got
 }
 
-func TestClassifyPrintsOneObjectPerArgumentInOrder(t *testing.T) {
-	code, out, errOut := runGateCLI(t, "", "classify", "echo hi", "mkdir /tmp/x", "sudo ls", "rm -rf ./build", "kill 1")
+func TestClassifyPrintsOneObjectPerCommandInOrder(t *testing.T) {
+	code, out, errOut := runGateCLI(t, "echo hi\nmkdir /tmp/x\nsudo ls\nrm -rf ./build\nkill 1\n", "classify")
 	require.Zero(t, code, errOut)
 
 	got := decodeClassifications(t, out)
@@ -57,6 +57,49 @@ func TestClassifyPrintsOneObjectPerArgumentInOrder(t *testing.T) {
 	require.Equal(t, "echo hi", got[0].Command)
 	require.True(t, strings.HasPrefix(out, `{"command":"echo hi","risk":"safe","reasons":[`), "keys in the documented order: %s", out)
 	require.Contains(t, out, `"decisions":{"chat_agent":"auto","automation_agent":"auto","system_agent":"auto","admin_agent":"auto"}`)
+}
+
+func TestClassifyTakesSeveralArgumentsAsTheWordsOfOneCommand(t *testing.T) {
+	code, out, errOut := runGateCLI(t, "", "classify", "--", "mkdir", "-p", "/tmp/x")
+	require.Zero(t, code, errOut)
+	got := decodeClassifications(t, out)
+	require.Len(t, got, 1, "one command, not one per word: %s", out)
+	require.Equal(t, "mkdir -p /tmp/x", got[0].Command)
+	require.Equal(t, "moderate", got[0].Risk)
+	require.Equal(t, []string{"R14 workspace change: mkdir to /tmp/x"}, got[0].Reasons)
+
+	// Words are quoted back, so each stays one literal word.
+	tests := []struct {
+		words   []string
+		command string
+		risk    string
+	}{
+		{[]string{"rm", "a b"}, "rm 'a b'", "high"},
+		{[]string{"echo", "hi", ">", "/etc/passwd"}, "echo hi '>' /etc/passwd", "safe"},
+		{[]string{"dd", "if=/dev/zero", "of=/dev/sda"}, "dd if=/dev/zero of=/dev/sda", "forbidden"},
+		{[]string{"FOO=1", "ls"}, "'FOO=1' ls", "high"},
+		{[]string{"ls", ""}, "ls ''", "safe"},
+	}
+	for _, tc := range tests {
+		code, out, errOut := runGateCLI(t, "", append([]string{"classify", "--"}, tc.words...)...)
+		require.Zero(t, code, errOut)
+		got := decodeClassifications(t, out)
+		require.Len(t, got, 1, "%q: %s", tc.words, out)
+		require.Equal(t, tc.command, got[0].Command, "%q", tc.words)
+		require.Equal(t, tc.risk, got[0].Risk, "%q: %q", tc.words, got[0].Reasons)
+	}
+	code, out, errOut = runGateCLI(t, "", "classify", "--", "rm", "a b")
+	require.Zero(t, code, errOut)
+	require.Equal(t, []string{"R13 delete: rm of a b cannot be undone"}, decodeClassifications(t, out)[0].Reasons, "one target, not two")
+}
+
+func TestClassifyTakesOneArgumentAsAWholeCommandLine(t *testing.T) {
+	code, out, errOut := runGateCLI(t, "", "classify", "--", "echo a; kill 1 && ls 'x y'")
+	require.Zero(t, code, errOut)
+	got := decodeClassifications(t, out)
+	require.Len(t, got, 1)
+	require.Equal(t, "echo a; kill 1 && ls 'x y'", got[0].Command, "kept as given")
+	require.Equal(t, "forbidden", got[0].Risk)
 }
 
 func TestClassifyReadsOneCommandPerLineOfStdin(t *testing.T) {
@@ -90,7 +133,7 @@ func TestClassifyRefusesALineThatIsNotAJSONString(t *testing.T) {
 func TestClassifyAppliesTheConfigsApprovalRequiredFor(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("agent_terminal:\n  approval_required_for: [safe, moderate]\n"), 0o600))
-	code, out, errOut := runGateCLI(t, "", "classify", "--config", cfg, "echo hi", "sudo ls")
+	code, out, errOut := runGateCLI(t, "echo hi\nsudo ls\n", "classify", "--config", cfg)
 	require.Zero(t, code, errOut)
 	got := decodeClassifications(t, out)
 	require.Equal(t, decisions{"approval", "approval", "approval", "approval"}, got[0].Decisions)

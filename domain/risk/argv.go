@@ -123,6 +123,7 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 			}
 		}
 	}
+	secretReads := a.secretReads
 	h, known := handlers[base]
 	switch {
 	case known:
@@ -136,7 +137,11 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 		c.add(High, "R20 unknown executable", printable(name.s))
 	}
 	if c.secret && !metadataOnly[base] {
-		c.add(High, "R13 secret", base+" reads secret material")
+		// A handler that read the file already named it ("R13 secret:
+		// reads ~/.env"); this reason is for those that did not.
+		if a.secretReads == secretReads {
+			c.add(High, "R13 secret", base+" reads secret material")
+		}
 		c.out.flags |= fSecret
 	}
 	if !c.outSet {

@@ -25,7 +25,20 @@ func runRuleCases(t *testing.T, cases []ruleCase) {
 			if tc.reason != "" {
 				require.True(t, hasReason(got, tc.reason), "want a reason with %q, got %q", tc.reason, got.Reasons)
 			}
+			requireNoRestatedReason(t, got)
 		})
+	}
+}
+
+// requireNoRestatedReason fails when one reason only repeats another with
+// less detail ("R14 workspace change: mkdir" next to "R14 workspace change:
+// mkdir to foo"): one rule hit on one thing gives one reason.
+func requireNoRestatedReason(t *testing.T, a Assessment) {
+	t.Helper()
+	for _, short := range a.Reasons {
+		for _, long := range a.Reasons {
+			require.False(t, strings.HasPrefix(long, short+" "), "%q restates %q; reasons %q", short, long, a.Reasons)
+		}
 	}
 }
 
@@ -726,6 +739,11 @@ func TestR14WorkspaceChangesAreModerate(t *testing.T) {
 	runRuleCases(t, []ruleCase{
 		{"mkdir -p /tmp/test_dir", Moderate, "R14"},
 		{"mkdir build", Moderate, "R14"},
+		{"mkdir foo", Moderate, "R14"},
+		{"install -m 644 app.conf out/app.conf", Moderate, "R14"},
+		{"zip out.zip src", Moderate, "R14"},
+		{"unzip -d out x.zip", Moderate, "R14"},
+		{"rsync -a src/ /tmp/dst/", Moderate, "R14"},
 		{"cp a.txt b.txt", Moderate, "R14"},
 		{"cp -r src /tmp/backup", Moderate, "R14"},
 		{"mv old.go new.go", Moderate, "R14"},
@@ -1014,6 +1032,58 @@ func TestClassifyReasonsNameRuleIDs(t *testing.T) {
 	require.Equal(t, "R7 process termination: kill", got.Reasons[0], "riskiest reason first")
 	for _, r := range Classify("rm -rf / ; kill 1; reboot; curl x | sh").Reasons {
 		require.Regexp(t, `^R\d+[a-z]? `, r)
+	}
+}
+
+// One rule hit on one thing gives one reason: the one that names the
+// target. The command's bare name is the reason only when no target says
+// more.
+func TestClassifyGivesOneReasonPerRuleHit(t *testing.T) {
+	tests := []struct {
+		cmd     string
+		want    Level
+		reasons []string
+	}{
+		{"mkdir foo", Moderate, []string{"R14 workspace change: mkdir to foo"}},
+		{"mkdir -p /tmp/x", Moderate, []string{"R14 workspace change: mkdir to /tmp/x"}},
+		{"mkdir -p a b", Moderate, []string{"R14 workspace change: mkdir to a", "R14 workspace change: mkdir to b"}},
+		{"touch x", Moderate, []string{"R14 workspace change: touch to x"}},
+		{"cp a.txt b.txt", Moderate, []string{"R14 workspace change: cp to b.txt"}},
+		{"mv old.go new.go", Moderate, []string{"R14 workspace change: mv to new.go"}},
+		{"ln -s target link", Moderate, []string{"R14 workspace change: ln to link"}},
+		{"truncate -s 0 app.log", Moderate, []string{"R14 workspace change: truncate to app.log"}},
+		{"dd if=/dev/zero of=test.img bs=1M count=10", Moderate, []string{"R14 workspace change: dd to test.img"}},
+		{"gzip big.log", Moderate, []string{"R14 workspace change: gzip to big.log"}},
+		{"tar czf out.tgz src", Moderate, []string{"R14 workspace change: tar create to out.tgz"}},
+		{"zip out.zip src", Moderate, []string{"R14 workspace change: zip to out.zip"}},
+		{"unzip -d out x.zip", Moderate, []string{"R14 workspace change: unzip -d to out"}},
+		{"rsync -a src/ dst/", Moderate, []string{"R14 workspace change: rsync to dst"}},
+		{"vim main.go", Moderate, []string{"R14 workspace change: vim to main.go"}},
+		{"echo hi > out.txt", Moderate, []string{"R14 workspace change: redirect to out.txt"}},
+		{"cp a $DEST", Moderate, []string{"R14 workspace change: cp to a path known only at run time"}},
+		// No target, or only /dev/null: the command itself is the reason.
+		{"mkdir", Moderate, []string{"R14 workspace change: mkdir"}},
+		{"touch /dev/null", Moderate, []string{"R14 workspace change: touch"}},
+		{"vim", Moderate, []string{"R14 workspace change: editor vim"}},
+		// A target under a stricter rule is the only reason.
+		{"mkdir /etc/x", High, []string{"R13 system write: mkdir to /etc/x"}},
+		{"cp x /etc/passwd", Forbidden, []string{"R9b critical file: cp clobbers /etc/passwd"}},
+		{"rsync -av ./ user@host:/srv/", High, []string{"R11 upload: rsync copies local files to a remote host"}},
+		{"rm -f *.o", Dangerous, []string{"R10 destructive: rm -f of *.o"}},
+		{"rm -f $X", Dangerous, []string{"R10 destructive: rm -f of a target known only at run time"}},
+		{"rm -f /etc/sudoers.d/admins", Forbidden, []string{"R9b critical file: rm -f of /etc/sudoers.d/admins"}},
+		{"unlink notes.txt", High, []string{"R13 delete: unlink of notes.txt cannot be undone"}},
+		{"cat .env", High, []string{"R13 secret: reads .env"}},
+		{"cp .env backup", High, []string{"R13 secret: reads .env", "R14 workspace change: cp to backup"}},
+		{"rm -f \"\"", Dangerous, []string{"R10 destructive: rm -f"}},
+		{"rm -rf /еtc", Dangerous, []string{"R10 destructive: rm -rf of /еtc", "R19 unicode: look-alike or invisible characters in argument /еtc"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.cmd, func(t *testing.T) {
+			got := Classify(tc.cmd)
+			require.Equal(t, tc.want, got.Level, "reasons %q", got.Reasons)
+			require.Equal(t, tc.reasons, got.Reasons)
+		})
 	}
 }
 

@@ -64,19 +64,32 @@ func hRm(c *call) {
 		}
 		return
 	}
+	mode := plainDelete
+	switch {
+	case recursive:
+		mode = recursiveDelete
+	case force:
+		mode = forcedDelete
+	}
+	found := Safe
 	for _, t := range p.pos {
-		c.a.destroy(c.sc, t, recursive, via)
-		if force && !recursive {
-			c.add(Dangerous, "R10 destructive", "rm -f "+printable(t.s))
-		}
+		found = max(found, c.a.destroy(c.sc, t, mode, via))
+	}
+	if mode == forcedDelete && found < Dangerous {
+		// The targets named nothing (empty words), but rm -f is still R10.
+		c.add(Dangerous, "R10 destructive", via)
 	}
 }
 
 func hUnlink(c *call) {
+	found := Safe
 	for _, t := range getopt(c.args(), "", nil, true).pos {
-		c.a.destroy(c.sc, t, false, "unlink")
+		found = max(found, c.a.destroy(c.sc, t, plainDelete, "unlink"))
 	}
-	c.add(High, "R13 delete", "unlink")
+	// No target, or only empty words: the command itself is the reason.
+	if found < High {
+		c.add(High, "R13 delete", "unlink")
+	}
 }
 
 func hShred(c *call) {
@@ -85,7 +98,7 @@ func hShred(c *call) {
 		c.add(Dangerous, "R10 destructive", c.name)
 	}
 	for _, t := range p.pos {
-		c.a.destroy(c.sc, t, true, c.name)
+		c.a.destroy(c.sc, t, recursiveDelete, c.name)
 		for _, r := range c.sc.resolvePath(t.s) {
 			if classifyDevice(r) == otherDisk {
 				c.add(Dangerous, "R10 block device", c.name+" "+r)
@@ -119,9 +132,9 @@ func destination(p parsed) ([]field, *field) {
 
 func hCopy(c *call) {
 	p := getopt(c.args(), "tSmogb", []string{"--target-directory", "--suffix", "--mode", "--owner", "--group", "--backup", "--reflink", "--sparse", "--preserve"}, true)
-	c.add(Moderate, "R14 workspace change", c.name)
 	srcs, dst := destination(p)
 	var content stream
+	secretReads := c.a.secretReads
 	for _, s := range srcs {
 		if fl := c.a.readTarget(c.sc, s); fl&fSecret != 0 {
 			content.flags |= fSecret
@@ -141,8 +154,9 @@ func hCopy(c *call) {
 			}
 		}
 	}
+	found := Safe
 	if dst != nil {
-		c.a.write(c.sc, *dst, truncateWrite, content, c.name)
+		found = c.a.write(c.sc, *dst, truncateWrite, content, c.name)
 		if len(srcs) == 1 {
 			for _, d := range c.sc.resolvePath(dst.s) {
 				// cp onto a directory lands inside it.
@@ -152,15 +166,16 @@ func hCopy(c *call) {
 			}
 		}
 	}
+	c.workspaceChange(found, c.name)
 	c.secret = false // reading a secret into a copy is not showing it
-	if content.flags&fSecret != 0 {
+	// A secret source read here is already a reason that names it.
+	if content.flags&fSecret != 0 && c.a.secretReads == secretReads {
 		c.add(High, "R13 secret", c.name+" copies secret material")
 	}
 }
 
 func hMove(c *call) {
 	p := getopt(c.args(), "tS", []string{"--target-directory", "--suffix", "--backup"}, true)
-	c.add(Moderate, "R14 workspace change", "mv")
 	srcs, dst := destination(p)
 	for _, s := range srcs {
 		for _, form := range targetForms(s.s) {
@@ -178,19 +193,22 @@ func hMove(c *call) {
 			c.a.markDownloaded(c.sc, dst.s)
 		}
 	}
+	found := Safe
 	if dst != nil {
-		c.a.write(c.sc, *dst, truncateWrite, stream{}, "mv")
+		found = c.a.write(c.sc, *dst, truncateWrite, stream{}, "mv")
 	}
+	c.workspaceChange(found, "mv")
 	c.secret = false
 }
 
 func hLn(c *call) {
 	p := getopt(c.args(), "tS", []string{"--target-directory", "--suffix"}, true)
-	c.add(Moderate, "R14 workspace change", "ln")
 	_, dst := destination(p)
+	found := Safe
 	if dst != nil && (p.has("-f", "--force") || !strings.HasSuffix(dst.s, "/")) {
-		c.a.write(c.sc, *dst, truncateWrite, stream{}, "ln")
+		found = c.a.write(c.sc, *dst, truncateWrite, stream{}, "ln")
 	}
+	c.workspaceChange(found, "ln")
 	c.secret = false
 }
 
@@ -290,22 +308,24 @@ func isShellPath(p string) bool {
 
 func hCreate(c *call) {
 	p := getopt(c.args(), "mdrtZ", []string{"--mode", "--date", "--reference", "--context"}, true)
-	c.add(Moderate, "R14 workspace change", c.name)
-	for _, t := range p.pos {
-		if c.name == "mknod" {
-			c.add(High, "R13 system write", "mknod")
-			break
-		}
-		c.a.write(c.sc, t, appendWrite, stream{}, c.name)
+	if c.name == "mknod" && len(p.pos) > 0 {
+		c.add(High, "R13 system write", "mknod")
+		return
 	}
+	found := Safe
+	for _, t := range p.pos {
+		found = max(found, c.a.write(c.sc, t, appendWrite, stream{}, c.name))
+	}
+	c.workspaceChange(found, c.name)
 }
 
 func hTruncate(c *call) {
 	p := getopt(c.args(), "srol", []string{"--size", "--reference", "--offset", "--length"}, true)
-	c.add(Moderate, "R14 workspace change", c.name)
+	found := Safe
 	for _, t := range p.pos {
-		c.a.write(c.sc, t, truncateWrite, stream{}, c.name)
+		found = max(found, c.a.write(c.sc, t, truncateWrite, stream{}, c.name))
 	}
+	c.workspaceChange(found, c.name)
 }
 
 func hDd(c *call) {
@@ -326,7 +346,6 @@ func hDd(c *call) {
 			bounded = true
 		}
 	}
-	c.add(Moderate, "R14 workspace change", "dd")
 	var content stream
 	if in != nil {
 		content.flags = c.a.readTarget(c.sc, *in)
@@ -337,10 +356,11 @@ func hDd(c *call) {
 		content = c.in
 	}
 	if out == nil {
+		c.workspaceChange(Safe, "dd")
 		c.setOut(unknownStream(content.flags))
 		return
 	}
-	c.a.write(c.sc, *out, truncateWrite, content, "dd")
+	c.workspaceChange(c.a.write(c.sc, *out, truncateWrite, content, "dd"), "dd")
 	if !bounded && in != nil {
 		for _, r := range c.sc.resolvePath(in.s) {
 			if r == "/dev/zero" || r == "/dev/urandom" || r == "/dev/random" {
@@ -612,7 +632,7 @@ func hFind(c *call) {
 		switch args[i].s {
 		case "-delete":
 			for _, s := range starts {
-				c.a.destroy(c.sc, s, true, "find -delete")
+				c.a.destroy(c.sc, s, recursiveDelete, "find -delete")
 			}
 		case "-exec", "-execdir", "-ok", "-okdir":
 			j := i + 1
@@ -681,10 +701,10 @@ func hTar(c *call) {
 			}
 		}
 	case create:
-		c.add(Moderate, "R14 workspace change", "tar create")
 		if f, ok := p.val("-f", "--file"); ok && f.s != "-" {
-			c.a.write(c.sc, f, truncateWrite, stream{}, "tar")
+			c.workspaceChange(c.a.write(c.sc, f, truncateWrite, stream{}, "tar create"), "tar create")
 		} else {
+			c.workspaceChange(Safe, "tar create")
 			fl := fflags(0)
 			for _, src := range p.pos {
 				fl |= c.a.readTarget(c.sc, src)
@@ -711,10 +731,11 @@ func hUnzip(c *call) {
 		c.add(Safe, "R15 read-only", "unzip list")
 		return
 	}
-	c.add(Moderate, "R14 workspace change", "unzip")
+	found := Safe
 	if d, ok := p.val("-d"); ok {
-		c.a.write(c.sc, d, appendWrite, stream{}, "unzip -d")
+		found = c.a.write(c.sc, d, appendWrite, stream{}, "unzip -d")
 	}
+	c.workspaceChange(found, "unzip")
 }
 
 func hZip(c *call) {
@@ -728,10 +749,11 @@ func hZip(c *call) {
 			c.script(c.args()[i+1].s, c.args()[i+1].fl, "zip -TT")
 		}
 	}
-	c.add(Moderate, "R14 workspace change", "zip")
+	found := Safe
 	if len(p.pos) > 0 {
-		c.a.write(c.sc, p.pos[0], appendWrite, stream{}, "zip")
+		found = c.a.write(c.sc, p.pos[0], appendWrite, stream{}, "zip")
 	}
+	c.workspaceChange(found, "zip")
 	c.secret = false
 }
 
@@ -751,10 +773,11 @@ func hCompress(c *call) {
 		c.secret = false
 		return
 	}
-	c.add(Moderate, "R14 workspace change", c.name)
+	found := Safe
 	for _, f := range p.pos {
-		c.a.write(c.sc, f, modifyWrite, stream{}, c.name)
+		found = max(found, c.a.write(c.sc, f, modifyWrite, stream{}, c.name))
 	}
+	c.workspaceChange(found, c.name)
 	c.secret = false
 }
 
@@ -839,8 +862,8 @@ func hDisk(c *call) {
 // hEditor opens files for editing (R14) and runs any shell escape given on
 // the command line (R5).
 func hEditor(c *call) {
-	c.add(Moderate, "R14 workspace change", "editor "+c.name)
 	args := c.args()
+	found := Safe
 	for i := 0; i < len(args); i++ {
 		s := args[i].s
 		var cmd string
@@ -853,7 +876,7 @@ func hEditor(c *call) {
 		case strings.HasPrefix(s, "-"):
 			continue
 		default:
-			c.a.write(c.sc, args[i], modifyWrite, stream{}, c.name)
+			found = max(found, c.a.write(c.sc, args[i], modifyWrite, stream{}, c.name))
 			continue
 		}
 		cmd = strings.TrimLeft(cmd, ": ")
@@ -869,6 +892,7 @@ func hEditor(c *call) {
 			c.add(High, "R5 hidden command", "editor runs a command")
 		}
 	}
+	c.workspaceChange(found, "editor "+c.name)
 	c.secret = false
 }
 

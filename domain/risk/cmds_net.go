@@ -406,7 +406,6 @@ func hScp(c *call) {
 func hRsync(c *call) {
 	p := getopt(c.args(), "eBfT", []string{"--rsh", "--rsync-path", "--filter", "--exclude", "--include", "--exclude-from", "--include-from",
 		"--files-from", "--temp-dir", "--backup-dir", "--suffix", "--chmod", "--chown", "--log-file", "--password-file", "--port", "--timeout", "--bwlimit"}, true)
-	c.add(Moderate, "R14 workspace change", "rsync")
 	if e, ok := p.val("-e", "--rsh"); ok {
 		c.run(splitWords(e))
 	}
@@ -414,6 +413,7 @@ func hRsync(c *call) {
 		c.add(High, "R11 remote session", "rsync --rsync-path runs a remote command")
 	}
 	if len(p.pos) < 2 {
+		c.workspaceChange(Safe, "rsync")
 		return
 	}
 	dst := p.pos[len(p.pos)-1]
@@ -435,9 +435,9 @@ func hRsync(c *call) {
 			}
 		}
 		if del {
-			c.a.destroy(c.sc, dst, true, "rsync --delete")
+			c.workspaceChange(c.a.destroy(c.sc, dst, recursiveDelete, "rsync --delete"), "rsync")
 		} else {
-			c.a.write(c.sc, dst, appendWrite, stream{}, "rsync")
+			c.workspaceChange(c.a.write(c.sc, dst, appendWrite, stream{}, "rsync"), "rsync")
 		}
 	}
 	c.secret = false

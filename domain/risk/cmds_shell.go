@@ -379,7 +379,7 @@ func (a *analyzer) codeEffects(sc *scope, lang, text string, fl fflags, depth in
 		if strings.HasPrefix(target, "~") {
 			target = homeDir + target[1:]
 		}
-		a.destroy(sc, field{s: target}, true, lang+" "+m[1])
+		a.destroy(sc, field{s: target}, recursiveDelete, lang+" "+m[1])
 	}
 	if rxDeleteAny.MatchString(text) && !rxDeleteCall.MatchString(text) {
 		a.add(Dangerous, "R10 destructive", lang+" deletes files chosen at run time")

@@ -19,23 +19,36 @@ var (
 	rxUID0     = regexp.MustCompile(`(?m)^[^:\s]+:[^:]*:0:`)
 )
 
-// write classifies writing to target (R8 sysrq, R9b/c, R10, R13, R14).
-func (a *analyzer) write(sc *scope, target field, mode writeMode, content stream, via string) {
-	if content.flags&fDownload != 0 && !hasMarker(target.s) {
-		// `curl … > x.sh; bash x.sh` saves and runs downloaded code (R9e).
-		a.markDownloaded(sc, target.s)
-	}
-	if target.fl&fUnicode != 0 {
-		a.add(High, "R19 unicode", "look-alike characters in a write target")
-	}
-	for _, form := range targetForms(target.s) {
-		if hasMarker(form) {
-			a.add(Moderate, "R14 workspace change", via+" to a path known only at run time")
-			continue
+// write classifies writing to target (R8 sysrq, R9b/c, R10, R13, R14) and
+// returns the highest level it found. Each reason names the target, so a
+// handler adds its own generic reason only when that level is below
+// moderate (see call.workspaceChange).
+func (a *analyzer) write(sc *scope, target field, mode writeMode, content stream, via string) Level {
+	return a.measure(func() {
+		if content.flags&fDownload != 0 && !hasMarker(target.s) {
+			// `curl … > x.sh; bash x.sh` saves and runs downloaded code (R9e).
+			a.markDownloaded(sc, target.s)
 		}
-		for _, p := range sc.resolvePath(form) {
-			a.writePath(sc, p, mode, content, via)
+		for _, form := range targetForms(target.s) {
+			if hasMarker(form) {
+				a.add(Moderate, "R14 workspace change", via+" to a path known only at run time")
+				continue
+			}
+			for _, p := range sc.resolvePath(form) {
+				a.writePath(sc, p, mode, content, via)
+			}
 		}
+	})
+}
+
+// workspaceChange gives a command that changes files its R14 floor. found
+// is the highest level its targets reported (see analyzer.write). A target's
+// reason already names what changes ("mkdir to foo"), so the bare command
+// name is added only when no target reached moderate: there was none, or
+// it was /dev/null.
+func (c *call) workspaceChange(found Level, detail string) {
+	if found < Moderate {
+		c.add(Moderate, "R14 workspace change", detail)
 	}
 }
 
@@ -163,51 +176,65 @@ func (a *analyzer) crontabText(sc *scope, content stream) {
 	}
 }
 
-// destroy classifies removing target (rm, shred, find -delete, rsync --delete).
-func (a *analyzer) destroy(sc *scope, target field, recursive bool, via string) {
-	if target.fl&fUnicode != 0 {
-		a.add(High, "R19 unicode", "look-alike characters in a delete target")
-	}
-	for _, form := range targetForms(target.s) {
-		if hasMarker(form) {
-			if recursive {
-				a.add(Dangerous, "R10 destructive", via+" of a target known only at run time")
-			} else {
-				a.add(High, "R13 delete", via+" of a target known only at run time")
+// deleteMode is how a deletion treats its target.
+type deleteMode int
+
+const (
+	plainDelete     deleteMode = iota // rm, unlink: one file, with prompts and errors (R13)
+	forcedDelete                      // rm -f: no prompt, no error (R10)
+	recursiveDelete                   // rm -r, shred, find -delete, rsync --delete, rmtree (R9a, R10)
+)
+
+// destroy classifies removing target (rm, shred, find -delete, rsync
+// --delete) with one reason per target, the rule that decides it, and
+// returns the highest level it found.
+func (a *analyzer) destroy(sc *scope, target field, mode deleteMode, via string) Level {
+	return a.measure(func() {
+		for _, form := range targetForms(target.s) {
+			if hasMarker(form) {
+				if mode >= forcedDelete {
+					a.add(Dangerous, "R10 destructive", via+" of a target known only at run time")
+				} else {
+					a.add(High, "R13 delete", via+" of a target known only at run time")
+				}
+				continue
 			}
-			continue
+			if form == "" {
+				continue
+			}
+			empty := form != target.s
+			for _, p := range sc.resolvePath(form) {
+				a.destroyPath(sc, p, mode, via, empty)
+			}
 		}
-		if form == "" {
-			continue
-		}
-		empty := form != target.s
-		for _, p := range sc.resolvePath(form) {
-			a.destroyPath(sc, p, recursive, via, empty)
-		}
-	}
+	})
 }
 
-func (a *analyzer) destroyPath(sc *scope, p string, recursive bool, via string, emptyForm bool) {
+func (a *analyzer) destroyPath(sc *scope, p string, mode deleteMode, via string, emptyForm bool) {
 	rule := "R9a critical path"
 	if emptyForm {
 		rule = "R17 empty expansion"
 	}
 	switch {
 	case hasMarker(p):
-		if recursive {
+		if mode >= forcedDelete {
 			a.add(Dangerous, "R10 destructive", via+" relative to an unknown directory")
 		} else {
 			a.add(High, "R13 delete", via+" relative to an unknown directory")
 		}
+	case sc.container && mode == forcedDelete:
+		// rm -f stays R10 inside a container, the verdict it had when hRm
+		// added R10 on top of this R13 reason; only the reasons were merged.
+		a.add(Dangerous, "R10 destructive", via+" inside a container: "+p)
 	case sc.container:
 		a.add(High, "R13 container", via+" inside a container: "+p)
 	case classifyDevice(p) == primaryDisk:
 		a.add(Forbidden, "R9c primary disk", via+" on "+p)
-	case recursive && isCritical(p):
+	case mode == recursiveDelete && isCritical(p):
 		a.add(Forbidden, rule, via+" of "+p)
 	case isCriticalFile(p):
 		a.add(Forbidden, "R9b critical file", via+" of "+p)
-	case recursive:
+	case mode >= forcedDelete:
 		if emptyForm {
 			a.add(Dangerous, "R17 empty expansion", via+" of "+p+" when a variable is empty")
 		} else {
@@ -227,6 +254,7 @@ func (a *analyzer) readTarget(sc *scope, target field) fflags {
 		switch {
 		case isSecretPath(p):
 			a.add(High, "R13 secret", "reads "+p)
+			a.secretReads++
 			fl |= fSecret
 		case classifyDevice(p) == primaryDisk || classifyDevice(p) == otherDisk:
 			a.add(High, "R13 raw disk read", p)

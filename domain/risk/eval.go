@@ -54,6 +54,10 @@ type analyzer struct {
 	// Only then can a part classify lower in context than alone, and only
 	// then does analyzeList need the standalone runs.
 	sensitive bool
+	// peak is the highest level added since the innermost measure began.
+	peak Level
+	// secretReads counts the secret files readTarget reported by name.
+	secretReads int
 }
 
 type eventSet uint8
@@ -70,7 +74,22 @@ func newAnalyzer(f *findings) *analyzer {
 	return &analyzer{f: f, nextFD: 63}
 }
 
-func (a *analyzer) add(l Level, rule, detail string) { a.f.add(l, rule, detail) }
+func (a *analyzer) add(l Level, rule, detail string) {
+	a.peak = max(a.peak, l)
+	a.f.add(l, rule, detail)
+}
+
+// measure runs fn and returns the highest level it added. Effect helpers
+// use it to tell a handler whether their own reasons already explain the
+// command, so the handler adds its generic reason only when they do not.
+func (a *analyzer) measure(fn func()) Level {
+	outer := a.peak
+	a.peak = Safe
+	fn()
+	got := a.peak
+	a.peak = max(outer, got)
+	return got
+}
 
 func (a *analyzer) finish() {
 	if ev := a.allEvents | a.events; ev&evDevTCP != 0 && ev&(evShellAny|evShellStdin|evUnknownExec) != 0 {
