@@ -15,6 +15,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image/color"
+	"image/png"
 	"io"
 	"log"
 	"net"
@@ -29,7 +31,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -478,6 +482,7 @@ func TestBrowserWatcherSeesOutputButCannotType(t *testing.T) {
 	admin := browserShell(t, d, uri, "watched")
 
 	b := newPageBrowser(t)
+	b.recordDispatches()
 	b.signIn(base, watcher)
 	row := browserRow(uri)
 	b.visible(row)
@@ -500,7 +505,38 @@ func TestBrowserWatcherSeesOutputButCannotType(t *testing.T) {
 	require.NoFileExists(t, marker)
 	require.NotContains(t, b.screenText(), "typed-by-watcher")
 	b.requireCleanPage()
-	b.screenshot("browser-watcher-read-only")
+
+	// A viewer shows the host's size, smaller than its pane here, and never
+	// asks to resize; under the rows the pane's background shows, not a
+	// black band.
+	fit := b.fitOf()
+	require.Equal(t, fit.HostSize, fit.ViewSize, "a viewer follows the host's size")
+	require.Empty(t, b.sentResizes(uri), "a viewer who may not type asked the host to resize")
+	requireNoBandUnderTheRows(t, b, fit, b.screenshot("browser-watcher-read-only"))
+}
+
+// requireNoBandUnderTheRows checks, in the screenshot at path, that the pane
+// under the last row has the pane's own colour: the colour of its padding.
+func requireNoBandUnderTheRows(t *testing.T, b *pageBrowser, fit browserFit, path string) {
+	t.Helper()
+	const right, bottom, left = 1, 2, 3 // indexes into browserFit's boxes
+	require.Greater(t, fit.Pane[bottom]-fit.Screen[bottom], 2*fit.Cell[1],
+		"the host's terminal is expected to have fewer rows than the pane shows: %+v", fit)
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	require.NoError(t, err)
+	scale := float64(img.Bounds().Dx()) / browserEval[float64](b, `innerWidth`)
+	at := func(x, y float64) color.RGBA {
+		return color.RGBAModel.Convert(img.At(int(x*scale), int(y*scale))).(color.RGBA)
+	}
+	y := (fit.Screen[bottom] + fit.Pane[bottom]) / 2
+	padding := at(fit.Pane[left]-3, y) // inside the pane's 6px padding
+	for _, x := range []float64{fit.Pane[left] + 4, (fit.Pane[left] + fit.Pane[right]) / 2, fit.Pane[right] - 4} {
+		require.Equal(t, padding, at(x, y), "under the last row at (%.0f, %.0f) the pane is not its own colour: %+v", x, y, fit)
+	}
+	require.NotEqual(t, color.RGBA{0, 0, 0, 255}, padding, "the pane itself is black")
 }
 
 // browserREST sends one JSON request to the agent REST API.
@@ -741,5 +777,179 @@ func TestBrowserReconnectsAndCatchesUp(t *testing.T) {
 	b.typeIntoScreen("echo after-$((3+3))", kb.Enter)
 	b.waitScreenLine("after-6")
 	require.Equal(t, 1, strings.Count(b.screenText(), "before-2\n"), "nothing is shown twice:\n%s", b.screenText())
+	b.requireCleanPage()
+}
+
+// recordDispatches makes every page this browser opens keep the actions it
+// dispatches over its WebSocket in window.shellgateSent ({channel, type,
+// cols, rows}), so a test can tell what the page asked of the host, refused
+// dispatches included (the host echoes those to the page alone).
+func (b *pageBrowser) recordDispatches() {
+	b.t.Helper()
+	b.do(chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: `(() => {
+			window.shellgateSent = [];
+			const send = WebSocket.prototype.send;
+			WebSocket.prototype.send = function (data) {
+				try {
+					const m = JSON.parse(data);
+					if (m.method === 'dispatchAction' && m.params && m.params.action) {
+						const a = m.params.action;
+						window.shellgateSent.push({ channel: m.params.channel, type: a.type, cols: a.cols, rows: a.rows });
+					}
+				} catch (e) { /* not JSON: not ours to note */ }
+				return send.call(this, data);
+			};
+		})()`})
+		return err
+	}))
+}
+
+// sentResizes lists the terminal/resized actions the page dispatched on
+// uri, as "COLSxROWS".
+func (b *pageBrowser) sentResizes(uri string) []string {
+	b.t.Helper()
+	lit, _ := json.Marshal(uri)
+	return browserEval[[]string](b, fmt.Sprintf(`(window.shellgateSent || [])
+		.filter((a) => a.channel === %s && a.type === 'terminal/resized').map((a) => a.cols + 'x' + a.rows)`, lit))
+}
+
+// browserFit is where the terminal's rows sit in their pane, in CSS pixels.
+type browserFit struct {
+	Cols, Rows int
+	// Pane is the screen pane's content box (inside its border and padding):
+	// top, right, bottom, left.
+	Pane [4]float64
+	// Screen is the xterm.js screen element: the rows and columns drawn.
+	Screen [4]float64
+	// Cell is one character cell's width and height.
+	Cell     [2]float64
+	ViewSize string // the page's data-view-size, COLSxROWS
+	HostSize string // the size the host last confirmed to the page
+}
+
+func (f browserFit) size() string { return fmt.Sprintf("%dx%d", f.Cols, f.Rows) }
+
+// fitOf measures the open terminal's pane and screen.
+func (b *pageBrowser) fitOf() browserFit {
+	b.t.Helper()
+	raw := browserEval[string](b, `(() => {
+		const pane = document.querySelector('[data-testid="terminal-screen"]');
+		const cs = getComputedStyle(pane);
+		const px = (v) => parseFloat(cs.getPropertyValue(v)) || 0;
+		const p = pane.getBoundingClientRect();
+		const s = pane.querySelector('.xterm-screen').getBoundingClientRect();
+		const term = window.shellgate.term;
+		return JSON.stringify({
+			Cols: term.cols, Rows: term.rows,
+			Pane: [p.top + px('border-top-width') + px('padding-top'), p.right - px('border-right-width') - px('padding-right'),
+				p.bottom - px('border-bottom-width') - px('padding-bottom'), p.left + px('border-left-width') + px('padding-left')],
+			Screen: [s.top, s.right, s.bottom, s.left],
+			Cell: [s.width / term.cols, s.height / term.rows],
+			ViewSize: pane.dataset.viewSize || '', HostSize: pane.dataset.hostSize || '',
+		});
+	})()`)
+	var f browserFit
+	require.NoError(b.t, json.Unmarshal([]byte(raw), &f), raw)
+	return f
+}
+
+// requireFillsPane checks that the rows start at the pane's top left corner
+// and reach its bottom and right edge to within one cell (the fit addon also
+// leaves room for xterm's 14px scrollbar on the right), without running
+// past them, where the pane would cut them off.
+func requireFillsPane(t *testing.T, f browserFit) {
+	t.Helper()
+	const slack = 0.5 // sub-pixel rounding
+	const scrollbar = 14
+	const top, right, bottom, left = 0, 1, 2, 3 // indexes into browserFit's boxes
+	require.InDelta(t, f.Pane[top], f.Screen[top], slack, "the rows start at the pane's top: %+v", f)
+	require.InDelta(t, f.Pane[left], f.Screen[left], slack, "the rows start at the pane's left edge: %+v", f)
+	require.LessOrEqual(t, f.Screen[bottom], f.Pane[bottom]+slack, "the last row runs past the pane, which cuts it off: %+v", f)
+	require.Less(t, f.Pane[bottom]-f.Screen[bottom], f.Cell[1], "unused rows under the last one: %+v", f)
+	require.LessOrEqual(t, f.Screen[right], f.Pane[right]+slack, "the columns run past the pane: %+v", f)
+	require.Less(t, f.Pane[right]-f.Screen[right], f.Cell[0]+scrollbar, "unused columns right of the last one: %+v", f)
+}
+
+// waitHostResized waits until c sees the host confirm terminal/resized to
+// size ("COLSxROWS") on uri, and returns every size it saw on the way.
+func waitHostResized(t *testing.T, c *ahpclient.Client, uri, size string) []string {
+	t.Helper()
+	var seen []string
+	ctx := ctxT(t)
+	for {
+		env, err := c.WaitAction(ctx, ahpclient.Match(uri, "terminal/resized"))
+		require.NoError(t, err, "waiting for the host to resize %s to %s (saw %v)", uri, size, seen)
+		if env.Rejected() {
+			continue
+		}
+		v := env.View()
+		require.NotNil(t, v.Cols, "%s", env.Raw)
+		require.NotNil(t, v.Rows, "%s", env.Raw)
+		got := fmt.Sprintf("%dx%d", *v.Cols, *v.Rows)
+		seen = append(seen, got)
+		if got == size {
+			return seen
+		}
+	}
+}
+
+// waitFitted waits until the page's view and the size the host confirmed
+// agree, and the view is not the size given as old.
+func (b *pageBrowser) waitFitted(old string) browserFit {
+	b.t.Helper()
+	lit, _ := json.Marshal(old)
+	b.waitJS("the view to settle at a new size the host confirmed", fmt.Sprintf(`(() => {
+		const s = document.querySelector('[data-testid="terminal-screen"]').dataset;
+		return s.viewSize && s.viewSize === s.hostSize && s.viewSize !== %s;
+	})()`, lit), func() string { return fmt.Sprintf("%+v", b.fitOf()) })
+	return b.fitOf()
+}
+
+// TestBrowserTerminalFillsItsPane: the terminal's rows and columns fill its
+// pane (no band of unused rows under the last one, no row cut off), the
+// host is told the fitted size, and when the window changes size the page
+// fits again and tells the host the new size, once.
+func TestBrowserTerminalFillsItsPane(t *testing.T) {
+	requireBrowser(t)
+	d := startDaemon(t)
+	base := startBrowserFront(t, d, nil).url
+	const uri = "ahp-terminal:/browser-fit"
+	admin := browserShell(t, d, uri, "fitted")
+	snap, rpcErr, err := admin.Subscribe(ctxT(t), uri)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	state, err := snap.Terminal()
+	require.NoError(t, err)
+	created := fmt.Sprintf("%dx%d", state.Cols, state.Rows)
+
+	b := newPageBrowser(t)
+	b.do(chromedp.EmulateViewport(1400, 860))
+	b.recordDispatches()
+	b.signIn(base, d.token)
+	b.click(browserRow(uri) + ` [data-testid="terminal-open"]`)
+	b.visible(`[data-testid="terminal-screen"] .xterm-rows`)
+
+	wide := b.waitFitted(created)
+	requireFillsPane(t, wide)
+	waitHostResized(t, admin, uri, wide.size())
+	b.typeIntoScreen("stty size", kb.Enter)
+	b.waitScreenLine(fmt.Sprintf("%d %d", wide.Rows, wide.Cols))
+	b.screenshot("browser-terminal-fills-pane")
+
+	// A smaller window: fewer columns (the agents panel moves under the
+	// terminal at this width) and fewer rows.
+	b.do(chromedp.EmulateViewport(1000, 600))
+	narrow := b.waitFitted(wide.size())
+	requireFillsPane(t, narrow)
+	require.Less(t, narrow.Rows, wide.Rows)
+	require.Less(t, narrow.Cols, wide.Cols)
+	waitHostResized(t, admin, uri, narrow.size())
+	b.typeIntoScreen("stty size", kb.Enter)
+	b.waitScreenLine(fmt.Sprintf("%d %d", narrow.Rows, narrow.Cols))
+	b.screenshot("browser-terminal-fills-pane-narrow")
+
+	// The page asked for each size once, and only for sizes that changed.
+	require.Equal(t, []string{wide.size(), narrow.size()}, b.sentResizes(uri))
 	b.requireCleanPage()
 }

@@ -472,6 +472,7 @@ class App {
       cols: 0, // the size the host last confirmed
       rows: 0,
       sent: '', // the size this page last asked for, "COLSxROWS"
+      probe: 0, // clientSeq of the empty input that asks whether this person may type; 0 once answered
       isPty: true,
       canType: true,
       canResize: true,
@@ -523,6 +524,7 @@ class App {
     o.claim = s.claim || o.claim;
     o.lifecycle = lifecycleOf(s);
     this.hostSize(o, s.cols || 0, s.rows || 0);
+    o.sent = ''; // the snapshot says what size the host has; ask again if it differs
     o.isPty = s.isPty !== false;
     this.term.reset();
     // Pipes carry bare "\n"; without a pty nobody turns it into "\r\n".
@@ -530,21 +532,33 @@ class App {
     this.term.options.disableStdin = !o.canType;
     this.term.write(contentText(s.content));
     this.renderHead();
+    o.probe = 0;
     if (o.lifecycle.status === 'running' && o.canType) {
       // An empty input changes nothing on the host; its echo says whether
-      // this person may type here (a refusal carries the reason).
-      this.client.dispatch(o.uri, { type: 'terminal/input', data: '' });
+      // this person may type here (a refusal carries the reason). Until it
+      // is answered the view fits the pane but its size is not sent: a
+      // viewer who may not type must not ask to resize either.
+      o.probe = this.client.dispatch(o.uri, { type: 'terminal/input', data: '' });
     }
     this.layout();
     if (o.canType) this.term.focus();
   }
 
-  // layout sizes xterm.js: to the screen when this person may resize the
-  // terminal, else to the terminal's own size.
+  // mayResize says whether this page may set the terminal's size: it may
+  // type there (see the probe in applySnapshot), the host has not refused
+  // a resize, and the process still runs.
+  mayResize(o) {
+    return o.canResize && o.canType && o.lifecycle.status === 'running' && !o.gone;
+  }
+
+  // layout sizes xterm.js: to the pane (as many whole rows and columns as
+  // fit) when this person may resize the terminal, else to the terminal's
+  // own size. It runs whenever the pane changes size (ResizeObserver: the
+  // window, the layout, a banner coming or going).
   layout() {
     const o = this.open;
     if (!this.term || !o) return;
-    if (o.canResize && o.canType && o.lifecycle.status === 'running' && !o.gone) {
+    if (this.mayResize(o)) {
       this.fit.fit();
       if (o.subscribed) this.sizeChanged(this.term.cols, this.term.rows);
       return;
@@ -565,16 +579,22 @@ class App {
     }
   }
 
+  // sizeChanged notes the view's size and, once it has settled, tells the
+  // host with terminal/resized: only when this page may resize the terminal
+  // and the size differs from the host's and from what was last asked.
   sizeChanged(cols, rows) {
     ui.screen.dataset.viewSize = `${cols}x${rows}`;
     const o = this.open;
-    if (this.following || !o || !o.subscribed || !o.canResize || !o.canType || o.gone) return;
-    if (o.lifecycle.status !== 'running') return;
+    if (this.following || !o || !o.subscribed || !this.mayResize(o)) return;
     clearTimeout(this.resizeTimer);
     this.resizeTimer = setTimeout(() => {
-      const want = `${cols}x${rows}`;
-      if (this.open !== o || o.sent === want || (cols === o.cols && rows === o.rows)) return;
-      if (this.client.dispatch(o.uri, { type: 'terminal/resized', cols, rows })) o.sent = want;
+      // What was true when the size changed may not be now (the probe was
+      // refused, the process ended, another terminal was opened).
+      if (this.open !== o || !o.subscribed || !this.mayResize(o) || o.probe) return;
+      const { cols: c, rows: r } = this.term;
+      const want = `${c}x${r}`;
+      if (o.sent === want || (c === o.cols && r === o.rows)) return;
+      if (this.client.dispatch(o.uri, { type: 'terminal/resized', cols: c, rows: r })) o.sent = want;
     }, 120);
   }
 
@@ -603,10 +623,13 @@ class App {
     const o = this.open;
     if (!o || env.channel !== o.uri) return;
     const mine = env.origin && env.origin.clientId === this.clientId;
+    const answersProbe = mine && o.probe && env.origin.clientSeq === o.probe;
+    if (answersProbe) o.probe = 0;
     if (env.rejectionReason !== undefined) {
       if (mine) this.rejected(o, a, String(env.rejectionReason));
       return;
     }
+    if (answersProbe) this.layout(); // this person may type: the view's size may go to the host now
     if (!o.subscribed || (Number.isSafeInteger(env.serverSeq) && env.serverSeq <= o.fromSeq)) return;
     switch (a.type) {
       case 'terminal/data':
