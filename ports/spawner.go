@@ -82,6 +82,15 @@ type StderrSource interface {
 	Stderr() io.Reader
 }
 
+// InputTrier is implemented by a Process whose input can be written without
+// waiting: TryWrite writes what the child's input takes now (its pipe or
+// pty buffer) and returns how much; a full buffer is a short count, not an
+// error. A caller holding a connection uses it so that a child that does not
+// read its input never holds that connection up.
+type InputTrier interface {
+	TryWrite(b []byte) (int, error)
+}
+
 // BufferLender is implemented by a Process that can read into a buffer it
 // borrows only once output is there: ReadLent waits (holding no buffer),
 // then takes one with lend, reads into it and returns it with the count; on

@@ -314,9 +314,15 @@ func TestResizeOnPipesIsRecordedOnlyAndEchoed(t *testing.T) {
 
 func TestCtrlCOnPipesInterruptsTheProcessGroup(t *testing.T) {
 	f := newHost(t, terminals.Config{}, nil)
-	term := f.create(terminals.Spec{Command: "echo started; sleep 100"})
-	w := f.watch(term.URI())
-	w.untilOutput("started")
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	term := f.create(terminals.Spec{Command: fmt.Sprintf("echo $$ > %s.tmp; mv %s.tmp %s; exec sleep 100", pidFile, pidFile, pidFile)})
+	// ^C before the exec would reach sh -c, which catches SIGINT and may
+	// miss one that lands before its child exists: wait for sleep itself.
+	pid := readPid(t, pidFile)
+	require.Eventually(t, func() bool {
+		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		return err == nil && strings.TrimSpace(string(comm)) == "sleep"
+	}, waitFor, 5*time.Millisecond)
 	require.NoError(t, f.host.Apply(terminals.Dispatch{URI: term.URI(), Action: terminal.Input{Data: "\x03"}}))
 	st := exitOf(t, term)
 	require.Equal(t, terminal.KilledBy("SIGINT"), st)

@@ -32,6 +32,8 @@ type Terminal struct {
 	mu   sync.Mutex
 	proc ports.Process // nil until spawned, or when the spawn failed
 
+	input inputQueue
+
 	done   chan struct{}
 	status terminal.ExitStatus // set before done closes
 }
@@ -103,6 +105,7 @@ func (t *Terminal) pump(bufSize int) {
 	stderr.Wait()
 	status := p.Wait()
 	_ = p.Close()
+	t.input.wait() // the close ends a write the process never took
 	t.finish(status)
 }
 
@@ -231,10 +234,13 @@ func (t *Terminal) finish(status terminal.ExitStatus) {
 	t.host.pumps.Done()
 }
 
-// Write sends bytes to the process as typed input. On pipes the first ^C
-// becomes SIGINT to the process group (there is no line discipline to do
-// it); under a pty it is written through. Input to a terminal whose process
-// has gone is dropped.
+// Write sends bytes to the process as typed input, and never waits on the
+// process: what its input buffer does not take now waits in order, and
+// input that arrives while more than MaxPendingInput waits is refused with
+// ErrInputBacklog. On pipes the first ^C becomes SIGINT to the process
+// group at once, ahead of any waiting input (there is no line discipline to
+// do it); under a pty it is written through. Input to a terminal whose
+// process has gone is dropped.
 func (t *Terminal) Write(data string) error {
 	p := t.process()
 	if p == nil {
@@ -246,12 +252,12 @@ func (t *Terminal) Write(data string) error {
 			// shell does not report it.
 			t.host.hub.Update(func(hub.Tx) { t.marks.tracker.Input([]byte(data)) })
 		}
-		_, err := p.Write([]byte(data))
+		err := t.input.write(p, []byte(data))
 		return ignoreGone(err)
 	}
 	before, after, ctrlC := strings.Cut(data, "\x03")
 	if rest := before + after; rest != "" {
-		if _, err := p.Write([]byte(rest)); ignoreGone(err) != nil {
+		if err := t.input.write(p, []byte(rest)); ignoreGone(err) != nil {
 			return err
 		}
 	}

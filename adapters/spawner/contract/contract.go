@@ -113,6 +113,8 @@ func Run(t *testing.T, h Harness) {
 		{"WaitIsSafeTwiceAndConcurrently", waitTwiceAndConcurrently},
 		{"WriteIsReadBackThroughCat", writeReadBackThroughCat},
 		{"CloseInputEndsCat", closeInputEndsCat},
+		{"TryWriteIsReadBackThroughCat", tryWriteReadBackThroughCat},
+		{"TryWriteToAChildThatDoesNotReadNeverWaits", tryWriteNeverWaits},
 		{"SpawnInAMissingDirectoryFails", spawnFails(func(h Harness) ports.SpawnSpec { return h.MissingDir() })},
 		{"SpawnOfAMissingProgramFails", spawnFails(func(h Harness) ports.SpawnSpec { return h.NotFound() })},
 		{"SpawnWithADoneContextStartsNothing", spawnWithDoneContext},
@@ -252,6 +254,54 @@ func writeReadBackThroughCat(t *testing.T, h Harness) {
 		require.Equal(t, "ping\npong\n", out)
 	}
 	require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+}
+
+// trier is the process's InputTrier; every spawner must offer one.
+func trier(t *testing.T, p *Proc) ports.InputTrier {
+	t.Helper()
+	tw, ok := p.Process.(ports.InputTrier)
+	require.True(t, ok, "%T does not implement ports.InputTrier", p.Process)
+	return tw
+}
+
+func tryWriteReadBackThroughCat(t *testing.T, h Harness) {
+	p := Start(t, h, h.Cat())
+	tw := trier(t, p)
+
+	n, err := tw.TryWrite([]byte("ping\n"))
+	require.NoError(t, err)
+	require.Equal(t, 5, n, "an empty input buffer takes a short line whole")
+	p.WaitOutput("ping\n")
+
+	require.NoError(t, p.CloseInput())
+	p.WaitEOF()
+	require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+}
+
+func tryWriteNeverWaits(t *testing.T, h Harness) {
+	p := Start(t, h, h.Block())
+	p.WaitOutput("ready")
+	tw := trier(t, p)
+
+	// Far more than any pipe or pty buffer holds, to a child that never
+	// reads: a real one takes part and says how much, at once.
+	big := []byte(strings.Repeat("x", 4<<20))
+	var n int
+	var err error
+	p.WaitCall("TryWrite to a child that does not read", func() { n, err = tw.TryWrite(big) })
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, n, 0)
+	require.LessOrEqual(t, n, len(big))
+	if h.Real {
+		require.Less(t, n, len(big), "the child's input buffer cannot hold 4 MiB")
+		p.WaitCall("TryWrite again", func() { n, err = tw.TryWrite(big) })
+		require.NoError(t, err)
+		require.Less(t, n, len(big))
+	}
+
+	require.NoError(t, p.Signal(syscall.SIGKILL))
+	p.WaitEOF()
+	p.WaitExit()
 }
 
 func closeInputEndsCat(t *testing.T, h Harness) {

@@ -297,6 +297,11 @@ func (p *Process) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+var _ ports.InputTrier = (*Process)(nil)
+
+// TryWrite is Write: the fake's input has no bound, so it always takes all.
+func (p *Process) TryWrite(b []byte) (int, error) { return p.Write(b) }
+
 // CloseInput ends the child's input: ReadInput returns io.EOF once it has
 // read everything. Later calls do nothing.
 func (p *Process) CloseInput() error {

@@ -117,6 +117,11 @@ func (p *process) Stderr() io.Reader {
 // Write sends b to the child's standard input.
 func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
 
+var _ ports.InputTrier = (*process)(nil)
+
+// TryWrite sends what of b the input pipe takes now.
+func (p *process) TryWrite(b []byte) (int, error) { return proc.TryWrite(p.stdin, b) }
+
 // CloseInput closes the child's standard input; later calls do nothing.
 func (p *process) CloseInput() error {
 	p.closeInputOnce.Do(func() { p.closeInputErr = p.stdin.Close() })

@@ -129,6 +129,11 @@ func (p *process) Read(b []byte) (int, error) {
 // Write types b into the terminal.
 func (p *process) Write(b []byte) (int, error) { return p.master.Write(b) }
 
+var _ ports.InputTrier = (*process)(nil)
+
+// TryWrite types what of b the terminal's input buffer takes now.
+func (p *process) TryWrite(b []byte) (int, error) { return proc.TryWrite(p.master, b) }
+
 // CloseInput types the terminal's end-of-file character (normally ^D). A pty
 // has no input stream to close; this is what a person would do, and it ends
 // the input of a program reading lines (canonical mode) at the start of a
