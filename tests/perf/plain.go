@@ -127,48 +127,6 @@ func plainThroughput(ctx context.Context, n int64) (float64, int, error) {
 	return float64(n) / last.Sub(t0).Seconds() / 1e6, reads, nil
 }
 
-// plainEcho times samples+warmup one-byte round trips through cat in raw
-// mode, keeping the last samples.
-func plainEcho(ctx context.Context, samples, warmup int) ([]time.Duration, error) {
-	p, err := startPlain(ctx, echoLine)
-	if err != nil {
-		return nil, err
-	}
-	buf := make([]byte, readSize)
-	var seen []byte
-	for !bytes.Contains(seen, []byte(echoReady)) {
-		n, err := p.read(buf)
-		seen = append(seen, buf[:n]...)
-		if err != nil {
-			_ = p.close(ctx, true)
-			return nil, fmt.Errorf("plain: waiting for cat: %w (got %q)", err, seen)
-		}
-	}
-	out := make([]time.Duration, 0, samples)
-	for i := range samples + warmup {
-		key := echoKey(i)
-		t0 := time.Now()
-		if _, err := p.master.Write([]byte{key}); err != nil {
-			_ = p.close(ctx, true)
-			return nil, fmt.Errorf("plain: write: %w", err)
-		}
-		for {
-			n, err := p.read(buf)
-			if err != nil {
-				_ = p.close(ctx, true)
-				return nil, fmt.Errorf("plain: waiting for the echo of %q: %w", key, err)
-			}
-			if bytes.IndexByte(buf[:n], key) >= 0 {
-				break
-			}
-		}
-		if i >= warmup {
-			out = append(out, time.Since(t0))
-		}
-	}
-	return out, p.close(ctx, true)
-}
-
 // plainStart times spawning `echo ready` under a pty to its first byte, and
 // reports whether its whole line arrived before the end of output.
 func plainStart(ctx context.Context, line, want string) (time.Duration, bool, error) {

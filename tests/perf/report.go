@@ -86,6 +86,22 @@ func (r *results) rows() []row {
 			micros(e99[sg]), micros(e99[pl]), ratio(float64(e99[sg]), float64(e99[pl])),
 			"< 1 ms", verdict(e99[sg] < time.Millisecond)},
 	)
+	// What any server on a socket adds: the hops are in series, so a key
+	// cannot come back sooner than a bare socket round trip plus the pty's.
+	// A server that cost nothing would score floor/plain.
+	w50, p50 := percentile(r.socket, 50), percentile(r.ping, 50)
+	floor := e50[pl] + w50
+	out = append(out,
+		row{"  the socket alone: WebSocket round trip to another process that only sends the frame back, p50",
+			"—", micros(w50), "", "", ""},
+		row{"  a server that costs nothing: plain + the socket alone, p50",
+			micros(floor), micros(e50[pl]), ratio(float64(floor), float64(e50[pl])),
+			"≤ 1.5× plain", verdict(e50[pl] > 0 && float64(floor) <= 1.5*float64(e50[pl]))},
+		row{"  keystroke echo against that server that costs nothing, p50",
+			micros(e50[sg]), micros(floor), ratio(float64(e50[sg]), float64(floor)), "", ""},
+		row{"  AHP ping to the daemon against the socket alone, p50",
+			micros(p50), micros(w50), ratio(float64(p50), float64(w50)), "", ""},
+	)
 
 	s50 := [2]time.Duration{percentile(r.start[sg], 50), percentile(r.start[pl], 50)}
 	s99 := [2]time.Duration{percentile(r.start[sg], 99), percentile(r.start[pl], 99)}

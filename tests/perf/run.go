@@ -45,6 +45,8 @@ type results struct {
 	cfg        config
 	tput       [2][]float64 // MB/s per round
 	echo       [2][]time.Duration
+	socket     []time.Duration // a WebSocket round trip to a process that only echoes
+	ping       []time.Duration // an AHP ping round trip to the daemon
 	start      [2][]time.Duration
 	startsLost [2]int // start runs whose "ready" never came (not timed)
 	lost       [2]int // exit runs whose line never came
@@ -188,19 +190,18 @@ func throughputRound(ctx context.Context, cfg config, d *daemon, c *wsClient, re
 	return nil
 }
 
-// echoes measures the keystroke round trips, one side after the other.
+// echoes measures the keystroke round trips, the sides interleaved in
+// blocks.
 func echoes(ctx context.Context, cfg config, c *wsClient, res *results) error {
-	cfg.say("keystroke echo, %d round trips: shellgate", cfg.echo)
-	all, accepted, err := sgEcho(ctx, c, "ahp-terminal:/perf-echo", cfg.echo, cfg.warmup)
+	cfg.say("keystroke echo, %d round trips per side in blocks of %d: shellgate, plain, socket echo, ping", cfg.echo, echoBlock)
+	e, err := measureEchoes(ctx, c, cfg.echo, cfg.warmup)
 	if err != nil {
 		return err
 	}
-	res.echo[sg] = all
+	res.echo[sg], res.echo[pl], res.socket, res.ping = e.sg, e.plain, e.socket, e.ping
 	cfg.say("  shellgate: the input's own echo came back after p50 %s, the output after p50 %s",
-		micros(percentile(accepted, 50)), micros(percentile(all, 50)))
-	cfg.say("keystroke echo, %d round trips: plain", cfg.echo)
-	res.echo[pl], err = plainEcho(ctx, cfg.echo, cfg.warmup)
-	return err
+		micros(percentile(e.sgAck, 50)), micros(percentile(e.sg, 50)))
+	return nil
 }
 
 // addStart keeps a start sample whose output arrived; one whose output

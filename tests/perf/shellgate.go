@@ -69,61 +69,6 @@ func sgThroughput(ctx context.Context, c *wsClient, uri string, n int64) (float6
 	return float64(n) / last.Sub(t0).Seconds() / 1e6, msgs, nil
 }
 
-// sgEcho times one-byte round trips: dispatchAction terminal/input to cat
-// in raw mode, until the byte comes back as terminal/data. It also returns,
-// per round trip, when the host's echo of the input action itself arrived
-// (the host has written the byte to the pty by then): the split between
-// the way in and the way back.
-func sgEcho(ctx context.Context, c *wsClient, uri string, samples, warmup int) ([]time.Duration, []time.Duration, error) {
-	snap, err := c.open(ctx, uri, echoLine, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	seen := snap.text
-	for !bytes.Contains(seen, []byte(echoReady)) {
-		m, err := c.event(ctx, uri)
-		if err != nil {
-			return nil, nil, err
-		}
-		if m.typ == "terminal/exited" {
-			return nil, nil, fmt.Errorf("waiting for cat: %w (got %q)", errNoOutput, seen)
-		}
-		if m.typ == "terminal/data" {
-			seen = append(seen, m.data...)
-		}
-	}
-	out := make([]time.Duration, 0, samples)
-	accepted := make([]time.Duration, 0, samples)
-	for i := range samples + warmup {
-		key := echoKey(i)
-		t0 := time.Now()
-		if err := c.dispatch(ctx, uri, map[string]string{"type": "terminal/input", "data": string(key)}); err != nil {
-			return nil, nil, err
-		}
-		var ack time.Duration
-		for {
-			m, err := c.event(ctx, uri)
-			if err != nil {
-				return nil, nil, err
-			}
-			if m.typ == "terminal/exited" {
-				return nil, nil, fmt.Errorf("cat exited while waiting for the echo of %q", key)
-			}
-			if m.typ == "terminal/input" && m.origin && ack == 0 {
-				ack = time.Since(t0)
-			}
-			if m.typ == "terminal/data" && bytes.IndexByte(m.data, key) >= 0 {
-				break
-			}
-		}
-		if i >= warmup {
-			out = append(out, time.Since(t0))
-			accepted = append(accepted, ack)
-		}
-	}
-	return out, accepted, c.dispose(ctx, uri)
-}
-
 // sgRun creates a terminal running line and follows it to its exit: the
 // time from createTerminal to the first byte of output (-1 if none came),
 // and whether want arrived.

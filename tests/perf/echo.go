@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// The keystroke figure has three sides, measured in interleaved blocks so a
+// change in the machine's load hits them alike:
+//
+//   - shellgate: a key as terminal/input over the WebSocket, to cat under
+//     the daemon's pty, back as terminal/data;
+//   - plain: the key written to a pty master in this process, to cat and
+//     back;
+//   - socket: the same dispatch frame over a loopback WebSocket to another
+//     process that only sends it back (no JSON-RPC, no pty). No server on a
+//     socket can answer a key in less than this plus the plain round trip:
+//     the two are hops in series.
+const echoBlock = 50
+
+// echoer times one round trip for key i.
+type echoer interface {
+	roundTrip(ctx context.Context, i int) (time.Duration, error)
+	close(ctx context.Context) error
+}
+
+// echoSamples are the keystroke measurements of a run.
+type echoSamples struct {
+	sg, plain, socket []time.Duration
+	sgAck             []time.Duration // when shellgate's echo of the input action came
+	ping              []time.Duration // an AHP ping to the daemon and its answer
+}
+
+// measureEchoes runs samples round trips per side after warmup ones, in
+// blocks of echoBlock, one side after the other within each block.
+func measureEchoes(ctx context.Context, c *wsClient, samples, warmup int) (echoSamples, error) {
+	var res echoSamples
+	sgSide, err := openSGEcho(ctx, c, "ahp-terminal:/perf-echo")
+	if err != nil {
+		return res, err
+	}
+	plainSide, err := openPlainEcho(ctx)
+	if err != nil {
+		return res, errors.Join(err, sgSide.close(ctx))
+	}
+	socketSide, err := openSocketEcho(ctx)
+	if err != nil {
+		return res, errors.Join(err, sgSide.close(ctx), plainSide.close(ctx))
+	}
+	pingSide := &pinger{c: c}
+	sides := []struct {
+		e   echoer
+		out *[]time.Duration
+	}{{sgSide, &res.sg}, {plainSide, &res.plain}, {socketSide, &res.socket}, {pingSide, &res.ping}}
+
+	err = func() error {
+		for done := -warmup; done < samples; {
+			n := min(echoBlock, samples-done)
+			if done < 0 {
+				n = -done
+			}
+			for _, s := range sides {
+				for i := done; i < done+n; i++ {
+					d, err := s.e.roundTrip(ctx, i+warmup)
+					if err != nil {
+						return err
+					}
+					if i >= 0 {
+						*s.out = append(*s.out, d)
+					}
+				}
+			}
+			done += n
+		}
+		return nil
+	}()
+	res.sgAck = sgSide.acks[min(warmup, len(sgSide.acks)):]
+	for _, s := range sides {
+		err = errors.Join(err, s.e.close(ctx))
+	}
+	return res, err
+}
+
+// sgEcho is a terminal running cat in raw mode under the daemon's pty.
+type sgEcho struct {
+	c    *wsClient
+	uri  string
+	acks []time.Duration
+}
+
+func openSGEcho(ctx context.Context, c *wsClient, uri string) (*sgEcho, error) {
+	snap, err := c.open(ctx, uri, echoLine, true)
+	if err != nil {
+		return nil, err
+	}
+	e := &sgEcho{c: c, uri: uri}
+	seen := snap.text
+	for !bytes.Contains(seen, []byte(echoReady)) {
+		m, err := c.event(ctx, uri)
+		if err != nil {
+			return nil, errors.Join(err, e.close(ctx))
+		}
+		if m.typ == "terminal/exited" {
+			return nil, errors.Join(fmt.Errorf("waiting for cat: %w (got %q)", errNoOutput, seen), e.close(ctx))
+		}
+		if m.typ == "terminal/data" {
+			seen = append(seen, m.data...)
+		}
+	}
+	return e, nil
+}
+
+// roundTrip sends key i as terminal/input and waits for it as output. It
+// keeps, aside, when the host's echo of the input action itself arrived
+// (the host has written the key to the pty by then): the way in.
+func (e *sgEcho) roundTrip(ctx context.Context, i int) (time.Duration, error) {
+	key := echoKey(i)
+	t0 := time.Now()
+	if err := e.c.dispatch(ctx, e.uri, map[string]string{"type": "terminal/input", "data": string(key)}); err != nil {
+		return 0, err
+	}
+	var ack time.Duration
+	for {
+		m, err := e.c.event(ctx, e.uri)
+		if err != nil {
+			return 0, err
+		}
+		switch {
+		case m.typ == "terminal/exited":
+			return 0, fmt.Errorf("cat exited while waiting for the echo of %q", key)
+		case m.typ == "terminal/input" && m.origin && ack == 0:
+			ack = time.Since(t0)
+		case m.typ == "terminal/data" && bytes.IndexByte(m.data, key) >= 0:
+			d := time.Since(t0)
+			e.acks = append(e.acks, ack)
+			return d, nil
+		}
+	}
+}
+
+func (e *sgEcho) close(ctx context.Context) error { return e.c.dispose(ctx, e.uri) }
+
+// plainEcho is cat in raw mode under a pty of this process.
+type plainEcho struct {
+	p   *plainTerm
+	buf []byte
+}
+
+func openPlainEcho(ctx context.Context) (*plainEcho, error) {
+	p, err := startPlain(ctx, echoLine)
+	if err != nil {
+		return nil, err
+	}
+	e := &plainEcho{p: p, buf: make([]byte, readSize)}
+	var seen []byte
+	for !bytes.Contains(seen, []byte(echoReady)) {
+		n, err := p.read(e.buf)
+		seen = append(seen, e.buf[:n]...)
+		if err != nil {
+			_ = p.close(ctx, true)
+			return nil, fmt.Errorf("plain: waiting for cat: %w (got %q)", err, seen)
+		}
+	}
+	return e, nil
+}
+
+func (e *plainEcho) roundTrip(_ context.Context, i int) (time.Duration, error) {
+	key := echoKey(i)
+	t0 := time.Now()
+	if _, err := e.p.master.Write([]byte{key}); err != nil {
+		return 0, fmt.Errorf("plain: write: %w", err)
+	}
+	for {
+		n, err := e.p.read(e.buf)
+		if err != nil {
+			return 0, fmt.Errorf("plain: waiting for the echo of %q: %w", key, err)
+		}
+		if bytes.IndexByte(e.buf[:n], key) >= 0 {
+			return time.Since(t0), nil
+		}
+	}
+}
+
+func (e *plainEcho) close(ctx context.Context) error { return e.p.close(ctx, true) }
+
+// pinger times an AHP ping to the daemon: a WebSocket round trip through
+// its router, with no terminal.
+type pinger struct{ c *wsClient }
+
+func (p *pinger) roundTrip(ctx context.Context, _ int) (time.Duration, error) {
+	t0 := time.Now()
+	if err := p.c.call(ctx, "ping", map[string]any{}, nil); err != nil {
+		return 0, err
+	}
+	return time.Since(t0), nil
+}
+
+func (*pinger) close(context.Context) error { return nil }
+
+// socketEchoEnv, set to "1", makes this program the socket side's peer: it
+// serves a WebSocket on loopback that sends every frame back, prints its
+// address, and ends when its stdin closes.
+const socketEchoEnv = "SHELLGATE_PERF_SOCKET_ECHO"
+
+func serveSocketEcho(in io.Reader, out io.Writer) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintf(out, "error: %v\n", err)
+		return 1
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			typ, b, err := c.Read(r.Context())
+			if err != nil {
+				return
+			}
+			if err := c.Write(r.Context(), typ, b); err != nil {
+				return
+			}
+		}
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Fprintln(out, ln.Addr().String())
+	_, _ = io.Copy(io.Discard, in)
+	_ = srv.Close()
+	return 0
+}
+
+// socketEcho is a WebSocket to a socket echo process.
+type socketEcho struct {
+	cmd   *exec.Cmd
+	stdin io.Closer
+	conn  *websocket.Conn
+	frame []byte
+}
+
+func openSocketEcho(ctx context.Context) (*socketEcho, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, self)
+	cmd.Env = append(os.Environ(), socketEchoEnv+"=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("socket echo: %w", err)
+	}
+	e := &socketEcho{cmd: cmd, stdin: stdin}
+	addr, err := bufio.NewReader(stdout).ReadString('\n')
+	addr = strings.TrimSpace(addr)
+	if err != nil || strings.HasPrefix(addr, "error") {
+		return nil, errors.Join(fmt.Errorf("socket echo: no address (%q): %w", addr, err), e.close(ctx))
+	}
+	tr := &http.Transport{DisableKeepAlives: true}
+	conn, _, err := websocket.Dial(ctx, "ws://"+addr+"/", &websocket.DialOptions{HTTPClient: &http.Client{Transport: tr}})
+	tr.CloseIdleConnections()
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("socket echo: %w", err), e.close(ctx))
+	}
+	e.conn = conn
+	// The frame shellgate's side sends for a key, byte for byte in length.
+	e.frame, err = json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "dispatchAction", "params": map[string]any{
+		"channel": "ahp-terminal:/perf-echo", "clientSeq": 1000,
+		"action": map[string]string{"type": "terminal/input", "data": "a"},
+	}})
+	if err != nil {
+		return nil, errors.Join(err, e.close(ctx))
+	}
+	return e, nil
+}
+
+func (e *socketEcho) roundTrip(ctx context.Context, _ int) (time.Duration, error) {
+	t0 := time.Now()
+	if err := e.conn.Write(ctx, websocket.MessageText, e.frame); err != nil {
+		return 0, fmt.Errorf("socket echo: %w", err)
+	}
+	if _, _, err := e.conn.Read(ctx); err != nil {
+		return 0, fmt.Errorf("socket echo: %w", err)
+	}
+	return time.Since(t0), nil
+}
+
+func (e *socketEcho) close(context.Context) error {
+	if e.conn != nil {
+		_ = e.conn.Close(websocket.StatusNormalClosure, "")
+	}
+	_ = e.stdin.Close()
+	return e.cmd.Wait()
+}
