@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,10 +24,11 @@ import (
 //     the daemon's pty, back as terminal/data;
 //   - plain: the key written to a pty master in this process, to cat and
 //     back;
-//   - socket: the same dispatch frame over a loopback WebSocket to another
-//     process that only sends it back (no JSON-RPC, no pty). No server on a
-//     socket can answer a key in less than this plus the plain round trip:
-//     the two are hops in series.
+//   - relay: the key over a loopback WebSocket to another process that
+//     writes it to cat under its own pty and sends the echo back, with no
+//     protocol and one goroutine. It crosses the same processes as
+//     shellgate's key (client, server, cat) and does nothing else: no
+//     server on a socket can answer a key sooner.
 const echoBlock = 50
 
 // echoer times one round trip for key i.
@@ -39,9 +39,9 @@ type echoer interface {
 
 // echoSamples are the keystroke measurements of a run.
 type echoSamples struct {
-	sg, plain, socket []time.Duration
-	sgAck             []time.Duration // when shellgate's echo of the input action came
-	ping              []time.Duration // an AHP ping to the daemon and its answer
+	sg, plain, relay []time.Duration
+	sgAck            []time.Duration // when shellgate's echo of the input action came
+	ping             []time.Duration // an AHP ping to the daemon and its answer
 }
 
 // measureEchoes runs samples round trips per side after warmup ones, in
@@ -56,7 +56,7 @@ func measureEchoes(ctx context.Context, c *wsClient, samples, warmup int) (echoS
 	if err != nil {
 		return res, errors.Join(err, sgSide.close(ctx))
 	}
-	socketSide, err := openSocketEcho(ctx)
+	relaySide, err := openRelay(ctx)
 	if err != nil {
 		return res, errors.Join(err, sgSide.close(ctx), plainSide.close(ctx))
 	}
@@ -64,7 +64,7 @@ func measureEchoes(ctx context.Context, c *wsClient, samples, warmup int) (echoS
 	sides := []struct {
 		e   echoer
 		out *[]time.Duration
-	}{{sgSide, &res.sg}, {plainSide, &res.plain}, {socketSide, &res.socket}, {pingSide, &res.ping}}
+	}{{sgSide, &res.sg}, {plainSide, &res.plain}, {relaySide, &res.relay}, {pingSide, &res.ping}}
 
 	err = func() error {
 		for done := -warmup; done < samples; {
@@ -210,12 +210,23 @@ func (p *pinger) roundTrip(ctx context.Context, _ int) (time.Duration, error) {
 
 func (*pinger) close(context.Context) error { return nil }
 
-// socketEchoEnv, set to "1", makes this program the socket side's peer: it
-// serves a WebSocket on loopback that sends every frame back, prints its
-// address, and ends when its stdin closes.
-const socketEchoEnv = "SHELLGATE_PERF_SOCKET_ECHO"
+// relayEnv, set to "1", makes this program the relay side's server: it
+// runs cat in raw mode under a pty of its own, serves a WebSocket on
+// loopback, and for each frame (one key, no JSON) writes the key to the pty
+// and sends back what the pty gives until the key is among it. One
+// goroutine, nothing else: the least a server can do for a key. It prints
+// its address and ends when its stdin closes.
+const relayEnv = "SHELLGATE_PERF_RELAY"
 
-func serveSocketEcho(in io.Reader, out io.Writer) int {
+func serveRelay(in io.Reader, out io.Writer) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cat, err := openPlainEcho(ctx)
+	if err != nil {
+		fmt.Fprintf(out, "error: %v\n", err)
+		return 1
+	}
+	defer cat.close(ctx)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintf(out, "error: %v\n", err)
@@ -228,12 +239,24 @@ func serveSocketEcho(in io.Reader, out io.Writer) int {
 		}
 		defer c.CloseNow()
 		for {
-			typ, b, err := c.Read(r.Context())
-			if err != nil {
+			_, key, err := c.Read(r.Context())
+			if err != nil || len(key) != 1 {
 				return
 			}
-			if err := c.Write(r.Context(), typ, b); err != nil {
+			if _, err := cat.p.master.Write(key); err != nil {
 				return
+			}
+			for {
+				n, err := cat.p.read(cat.buf)
+				if err != nil {
+					return
+				}
+				if err := c.Write(r.Context(), websocket.MessageBinary, cat.buf[:n]); err != nil {
+					return
+				}
+				if bytes.IndexByte(cat.buf[:n], key[0]) >= 0 {
+					break
+				}
 			}
 		}
 	})}
@@ -244,21 +267,20 @@ func serveSocketEcho(in io.Reader, out io.Writer) int {
 	return 0
 }
 
-// socketEcho is a WebSocket to a socket echo process.
-type socketEcho struct {
+// relayEcho is a WebSocket to a relay process.
+type relayEcho struct {
 	cmd   *exec.Cmd
 	stdin io.Closer
 	conn  *websocket.Conn
-	frame []byte
 }
 
-func openSocketEcho(ctx context.Context) (*socketEcho, error) {
+func openRelay(ctx context.Context) (*relayEcho, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, self)
-	cmd.Env = append(os.Environ(), socketEchoEnv+"=1")
+	cmd.Env = append(os.Environ(), relayEnv+"=1")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -268,44 +290,42 @@ func openSocketEcho(ctx context.Context) (*socketEcho, error) {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("socket echo: %w", err)
+		return nil, fmt.Errorf("relay: %w", err)
 	}
-	e := &socketEcho{cmd: cmd, stdin: stdin}
+	e := &relayEcho{cmd: cmd, stdin: stdin}
 	addr, err := bufio.NewReader(stdout).ReadString('\n')
 	addr = strings.TrimSpace(addr)
 	if err != nil || strings.HasPrefix(addr, "error") {
-		return nil, errors.Join(fmt.Errorf("socket echo: no address (%q): %w", addr, err), e.close(ctx))
+		return nil, errors.Join(fmt.Errorf("relay: no address (%q): %w", addr, err), e.close(ctx))
 	}
 	tr := &http.Transport{DisableKeepAlives: true}
 	conn, _, err := websocket.Dial(ctx, "ws://"+addr+"/", &websocket.DialOptions{HTTPClient: &http.Client{Transport: tr}})
 	tr.CloseIdleConnections()
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("socket echo: %w", err), e.close(ctx))
+		return nil, errors.Join(fmt.Errorf("relay: %w", err), e.close(ctx))
 	}
 	e.conn = conn
-	// The frame shellgate's side sends for a key, byte for byte in length.
-	e.frame, err = json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "dispatchAction", "params": map[string]any{
-		"channel": "ahp-terminal:/perf-echo", "clientSeq": 1000,
-		"action": map[string]string{"type": "terminal/input", "data": "a"},
-	}})
-	if err != nil {
-		return nil, errors.Join(err, e.close(ctx))
-	}
 	return e, nil
 }
 
-func (e *socketEcho) roundTrip(ctx context.Context, _ int) (time.Duration, error) {
+func (e *relayEcho) roundTrip(ctx context.Context, i int) (time.Duration, error) {
+	key := echoKey(i)
 	t0 := time.Now()
-	if err := e.conn.Write(ctx, websocket.MessageText, e.frame); err != nil {
-		return 0, fmt.Errorf("socket echo: %w", err)
+	if err := e.conn.Write(ctx, websocket.MessageBinary, []byte{key}); err != nil {
+		return 0, fmt.Errorf("relay: %w", err)
 	}
-	if _, _, err := e.conn.Read(ctx); err != nil {
-		return 0, fmt.Errorf("socket echo: %w", err)
+	for {
+		_, b, err := e.conn.Read(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("relay: %w", err)
+		}
+		if bytes.IndexByte(b, key) >= 0 {
+			return time.Since(t0), nil
+		}
 	}
-	return time.Since(t0), nil
 }
 
-func (e *socketEcho) close(context.Context) error {
+func (e *relayEcho) close(context.Context) error {
 	if e.conn != nil {
 		_ = e.conn.Close(websocket.StatusNormalClosure, "")
 	}

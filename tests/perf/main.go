@@ -27,8 +27,8 @@ func main() {
 	if os.Getenv(holderEnv) == "1" {
 		os.Exit(holdIdle(os.Stdin, os.Stdout))
 	}
-	if os.Getenv(socketEchoEnv) == "1" {
-		os.Exit(serveSocketEcho(os.Stdin, os.Stdout))
+	if os.Getenv(relayEnv) == "1" {
+		os.Exit(serveRelay(os.Stdin, os.Stdout))
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -16,8 +16,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv(holderEnv) == "1" {
 		os.Exit(holdIdle(os.Stdin, os.Stdout))
 	}
-	if os.Getenv(socketEchoEnv) == "1" {
-		os.Exit(serveSocketEcho(os.Stdin, os.Stdout))
+	if os.Getenv(relayEnv) == "1" {
+		os.Exit(serveRelay(os.Stdin, os.Stdout))
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -44,7 +44,7 @@ func TestQuickRunMeasuresEveryFigure(t *testing.T) {
 			require.Positive(t, v, "%s throughput", name)
 		}
 		require.Len(t, res.echo[side], cfg.echo, name)
-		require.Len(t, res.socket, cfg.echo, "socket echo")
+		require.Len(t, res.relay, cfg.echo, "relay")
 		require.Len(t, res.ping, cfg.echo, "ping")
 		for _, d := range res.echo[side] {
 			require.Positive(t, d, "%s echo", name)
