@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -275,21 +274,8 @@ type relayEcho struct {
 }
 
 func openRelay(ctx context.Context) (*relayEcho, error) {
-	self, err := os.Executable()
+	cmd, stdin, stdout, err := startHelper(relayEnv)
 	if err != nil {
-		return nil, err
-	}
-	cmd := exec.CommandContext(ctx, self)
-	cmd.Env = append(os.Environ(), relayEnv+"=1")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("relay: %w", err)
 	}
 	e := &relayEcho{cmd: cmd, stdin: stdin}

@@ -117,26 +117,37 @@ func (t *idleTerm) close() {
 	_ = t.cmd.Wait()
 }
 
-// plainIdleRSS runs a holder and reads its settled RSS at each count.
-func plainIdleRSS(ctx context.Context, counts []int) ([]int64, error) {
+// startHelper runs this program again in the role that env (set to "1")
+// gives it, talking over its stdin and stdout. The helper ends when its
+// stdin closes; Wait gives up on its output 5 s after it exits.
+func startHelper(env string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), holderEnv+"=1")
+	cmd.Env = append(os.Environ(), env+"=1")
 	cmd.SysProcAttr = childAttr()
 	cmd.Stderr = os.Stderr
 	cmd.WaitDelay = 5 * time.Second
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, err
+	}
+	return cmd, stdin, stdout, nil
+}
+
+// plainIdleRSS runs a holder and reads its settled RSS at each count.
+func plainIdleRSS(ctx context.Context, counts []int) ([]int64, error) {
+	cmd, stdin, stdout, err := startHelper(holderEnv)
+	if err != nil {
 		return nil, fmt.Errorf("start the idle holder: %w", err)
 	}
 	// Closing stdin makes the holder end its terminals and exit, after the
