@@ -462,17 +462,18 @@ func TestBrowserGuestSeesTerminalsReadOnly(t *testing.T) {
 	require.Contains(t, b.textOf(`[data-testid="list-banner"]`), "gwen may not terminal:create here")
 	disabled := browserEval[bool](b, `document.querySelector('[data-testid="new-terminal"]').disabled`)
 	require.True(t, disabled, "the page stops offering what the grants refuse")
+	b.requireRoleNote("agent:list")
 	b.requireCleanPage()
 	b.screenshot("browser-guest-read-only")
 }
 
 // TestBrowserWatcherSeesOutputButCannotType: a role holding only
 // terminal:output watches live output; the page says read-only and what is
-// typed never reaches the shell.
+// typed never reaches the shell. What the role leaves out (agent sessions,
+// closing terminals) is said calmly, naming the grant, never as an error.
 func TestBrowserWatcherSeesOutputButCannotType(t *testing.T) {
 	requireBrowser(t)
 	d := startDaemon(t)
-	base := startBrowserFront(t, d, nil).url
 	users := filepath.Join(d.dataDir, "users.yaml")
 	raw, err := os.ReadFile(users)
 	require.NoError(t, err)
@@ -480,10 +481,17 @@ func TestBrowserWatcherSeesOutputButCannotType(t *testing.T) {
 	watcher := d.addUser(t, "wanda", "watcher")
 	const uri = "ahp-terminal:/browser-watched"
 	admin := browserShell(t, d, uri, "watched")
+	tap := newBrowserAPITap(t, d)
+	base := startBrowserFront(t, d, tap).url
 
 	b := newPageBrowser(t)
 	b.recordDispatches()
 	b.signIn(base, watcher)
+	// Agent sessions are not hers to see: the panel says so calmly, naming
+	// the grant, and does not keep asking.
+	b.requireRoleNote("agent:list")
+	require.GreaterOrEqual(t, browserEval[float64](b, `window.shellgate.agents.nextPollMs || 0`), float64(browserRefusedPoll.Milliseconds()),
+		"the page asks again soon for a list it was refused")
 	row := browserRow(uri)
 	b.visible(row)
 	b.click(row + ` [data-testid="terminal-open"]`)
@@ -504,7 +512,27 @@ func TestBrowserWatcherSeesOutputButCannotType(t *testing.T) {
 	b.waitScreenLine("after-55")
 	require.NoFileExists(t, marker)
 	require.NotContains(t, b.screenText(), "typed-by-watcher")
+
+	// Nor may she close it: the refusal goes in the list's read-only banner
+	// (not an error toast), and the close buttons are disabled with the
+	// reason.
+	b.click(`[data-testid="close-terminal"]`)
+	b.click(`[data-testid="close-terminal"]`)
+	b.waitJS("the refused close to show", `(document.querySelector('[data-testid="list-banner"]')?.textContent || '').includes('wanda may not terminal:dispose here')`,
+		func() string { return "toast: " + b.textOf(`[data-testid="toast"]`) })
+	require.Equal(t, "Read-only: wanda may not terminal:dispose here. You cannot close terminals here.", b.textOf(`[data-testid="list-banner"]`))
+	for _, sel := range []string{`[data-testid="close-terminal"]`, row + ` [data-testid="terminal-close"]`} {
+		lit, _ := json.Marshal(sel)
+		require.True(t, browserEval[bool](b, fmt.Sprintf(`document.querySelector(%s).disabled`, lit)), "%s is still offered", sel)
+		require.Equal(t, "wanda may not terminal:dispose here", browserEval[string](b, fmt.Sprintf(`document.querySelector(%s).title`, lit)), sel)
+	}
+	b.visible(row)
+	require.Empty(t, b.visibleErrors(), "a refusal is not an error")
+	b.requireRoleNote("agent:list")
 	b.requireCleanPage()
+	calls := tap.lists()
+	require.LessOrEqual(t, len(calls), 1+int(time.Since(calls[0])/browserRefusedPoll),
+		"the page kept asking for the agent sessions it may not list: %v", calls)
 
 	// A viewer shows the host's size, smaller than its pane here, and never
 	// asks to resize; under the rows the pane's background shows, not a
@@ -513,6 +541,219 @@ func TestBrowserWatcherSeesOutputButCannotType(t *testing.T) {
 	require.Equal(t, fit.HostSize, fit.ViewSize, "a viewer follows the host's size")
 	require.Empty(t, b.sentResizes(uri), "a viewer who may not type asked the host to resize")
 	requireNoBandUnderTheRows(t, b, fit, b.screenshot("browser-watcher-read-only"))
+}
+
+// browserRefusedPoll is how often, at most, the page asks again for an
+// agent session list the person's role refuses (POLL_REFUSED_MS in
+// agents.js).
+const browserRefusedPoll = time.Minute
+
+// visibleErrors lists the shown elements styled as errors (error banners and
+// notes, an error toast), as "class: text".
+func (b *pageBrowser) visibleErrors() []string {
+	b.t.Helper()
+	return browserEval[[]string](b, `Array.from(document.querySelectorAll('.error, .toast:not(.info)'))
+		.filter((n) => n.getClientRects().length > 0)
+		.map((n) => n.className + ': ' + n.textContent)`)
+}
+
+// requireRoleNote waits for the agent panel's note and checks that it says,
+// as a note and not as an error, that this person's role does not include
+// grant.
+func (b *pageBrowser) requireRoleNote(grant string) {
+	b.t.Helper()
+	b.waitJS("the agent panel's note", `(() => { const n = document.querySelector('[data-testid="agents-note"]'); return n && !n.hidden; })()`,
+		func() string {
+			return fmt.Sprintf("error: %q; empty: %q", b.textOf(`[data-testid="agents-error"]`), b.textOf(`[data-testid="agents-empty"]`))
+		})
+	note := b.textOf(`[data-testid="agents-note"]`)
+	require.Contains(b.t, note, "Your role does not include "+grant+",")
+	require.NotContains(b.t, note, "HTTP", "the note is worded for a person, not as an HTTP status")
+	require.Equal(b.t, grant, b.textOf(`[data-testid="agents-note"] [data-testid="missing-grant"]`))
+	require.Empty(b.t, b.textOf(`[data-testid="agents-error"]`))
+	require.Empty(b.t, b.visibleErrors(), "a refusal is not an error")
+	require.False(b.t, browserEval[bool](b, `!!document.querySelector('[data-testid="agent-session"]')`), "no session is shown")
+}
+
+// browserAPITap passes the agent REST API through to the daemon and notes
+// when each request for the session list arrived.
+type browserAPITap struct {
+	proxy http.Handler
+
+	mu    sync.Mutex
+	calls []time.Time
+}
+
+func newBrowserAPITap(t *testing.T, d *daemon) *browserAPITap {
+	t.Helper()
+	target, err := url.Parse("http://" + d.addr)
+	require.NoError(t, err)
+	return &browserAPITap{proxy: &httputil.ReverseProxy{
+		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport: &http.Transport{DisableKeepAlives: true},
+		ErrorLog:  log.New(io.Discard, "", 0),
+	}}
+}
+
+func (a *browserAPITap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/api/agent-terminal/sessions" {
+		a.mu.Lock()
+		a.calls = append(a.calls, time.Now())
+		a.mu.Unlock()
+	}
+	a.proxy.ServeHTTP(w, r)
+}
+
+// lists returns when each request for the session list arrived.
+func (a *browserAPITap) lists() []time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]time.Time(nil), a.calls...)
+}
+
+// TestBrowserObserverMayNotDecideOrTakeControl: a person who may see agent
+// sessions (agent:read) but not decide approvals nor take control sees the
+// pending approval; once the host refuses them, Approve, Deny and Interrupt
+// are disabled with the reason, the missing grants are named calmly, and
+// nothing runs.
+func TestBrowserObserverMayNotDecideOrTakeControl(t *testing.T) {
+	requireBrowser(t)
+	d := startDaemon(t)
+	base := startBrowserFront(t, d, nil).url
+	users := filepath.Join(d.dataDir, "users.yaml")
+	raw, err := os.ReadFile(users)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(users, []byte("roles:\n  observer: [agent:read, terminal:output]\n"+string(raw)), 0o600))
+	observer := d.addUser(t, "olive", "observer")
+	api := "http://" + d.addr + "/api/agent-terminal"
+	agent := d.addUser(t, "bot", "chat_agent")
+	status, created := browserREST(t, ctxT(t), http.MethodPost, api+"/sessions", agent,
+		map[string]any{"agent_id": "bot", "agent_role": "chat_agent"})
+	require.Equal(t, http.StatusCreated, status, "%v", created)
+	session, _ := created["session_id"].(string)
+	require.NotEmpty(t, session, "%v", created)
+	target := filepath.Join(t.TempDir(), "made-by-the-agent")
+	status, held := browserREST(t, ctxT(t), http.MethodPost, api+"/execute?session_id="+url.QueryEscape(session), agent,
+		map[string]any{"command": "mkdir " + target, "description": "browser test"})
+	require.Equal(t, http.StatusOK, status, "%v", held)
+	require.Equal(t, "pending_approval", held["status"], "%v", held)
+
+	b := newPageBrowser(t)
+	b.signIn(base, observer)
+	card := fmt.Sprintf(`[data-testid="agent-session"][data-session-id=%q]`, session)
+	b.visible(card + ` [data-testid="approval"]`)
+	require.Contains(t, b.textOf(card+` [data-testid="approval-command"]`), "mkdir "+target)
+	require.Empty(t, b.textOf(`[data-testid="agents-note"]`), "olive may list agent sessions")
+
+	disabled := func(sel string) bool {
+		lit, _ := json.Marshal(card + " " + sel)
+		return browserEval[bool](b, fmt.Sprintf(`document.querySelector(%s).disabled`, lit))
+	}
+	limits := func() string {
+		lit, _ := json.Marshal(card + ` [data-testid="session-limit"]`)
+		return browserEval[string](b, fmt.Sprintf(`Array.from(document.querySelectorAll(%s)).map((n) => n.textContent).join('\n')`, lit))
+	}
+	b.click(card + ` [data-testid="approve-button"]`)
+	lit, _ := json.Marshal(card + ` [data-testid="approve-button"]`)
+	b.waitJS("the refused approval to show", fmt.Sprintf(`(document.querySelector(%q)?.textContent || '').includes('approval:decide')`, card),
+		func() string { return "card: " + b.textOf(card) })
+	require.True(t, disabled(`[data-testid="approve-button"]`), "Approve is offered to someone who may not decide")
+	require.True(t, disabled(`[data-testid="deny-button"]`), "Deny is offered to someone who may not decide")
+	require.Equal(t, "olive may not approval:decide here",
+		browserEval[string](b, fmt.Sprintf(`document.querySelector(%s).title`, lit)), "the disabled button says why")
+	require.Contains(t, limits(), "Your role does not include approval:decide, so you cannot approve or deny commands here.")
+	require.Equal(t, "Waiting for approval", b.textOf(card+` .approval-title`), "it is not this person's approval to give")
+	require.Empty(t, b.textOf(card+` [data-testid="session-note"]`))
+	require.NoDirExists(t, target, "a refused approval runs nothing")
+
+	b.click(card + ` [data-testid="interrupt-button"]`)
+	b.waitJS("the refused takeover to show", fmt.Sprintf(`(document.querySelector(%q)?.textContent || '').includes('control:interrupt')`, card),
+		func() string { return "card: " + b.textOf(card) })
+	require.True(t, disabled(`[data-testid="interrupt-button"]`))
+	require.Contains(t, limits(), "Your role does not include control:interrupt, so you cannot take control from an agent here.")
+	require.Equal(t, "agent control", b.textOf(card+` [data-testid="session-state"]`))
+	require.Empty(t, b.visibleErrors(), "a refusal is not an error")
+	b.visible(card + ` [data-testid="approval"]`)
+	b.requireCleanPage()
+	b.screenshot("browser-observer-may-not-decide")
+
+	// The approval is still there for someone who may decide it.
+	status, detail := browserREST(t, ctxT(t), http.MethodGet, api+"/sessions/"+session, d.token, nil)
+	require.Equal(t, http.StatusOK, status, "%v", detail)
+	require.NotNil(t, detail["pending_approval"], "%v", detail)
+}
+
+// browserFlakyGate answers the agent REST API's session list as told: a
+// status and body, or a dropped connection (status 0).
+type browserFlakyGate struct {
+	mu     sync.Mutex
+	status int
+	body   map[string]any
+}
+
+func (g *browserFlakyGate) set(status int, body map[string]any) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.status, g.body = status, body
+}
+
+func (g *browserFlakyGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	status, body := g.status, g.body
+	g.mu.Unlock()
+	if status == 0 {
+		if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = c.Close()
+		}
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// TestBrowserAgentPanelFailuresAreErrorsAndRefusalsAreNotes: a host that
+// fails (5xx) or cannot be reached is an error that says what to do and is
+// tried again; a refusal after it is a note, even when the host's words do
+// not name the grant, and is asked again only rarely.
+func TestBrowserAgentPanelFailuresAreErrorsAndRefusalsAreNotes(t *testing.T) {
+	requireBrowser(t)
+	d := startDaemon(t)
+	gate := &browserFlakyGate{}
+	gate.set(http.StatusInternalServerError, map[string]any{"status": "error", "code": "internal_error", "error": "it broke on purpose"})
+	base := startBrowserFront(t, d, gate).url
+
+	b := newPageBrowser(t)
+	b.signIn(base, d.token)
+	errorText := func(want string) {
+		t.Helper()
+		lit, _ := json.Marshal(want)
+		b.waitJS("the agent panel's error to read "+want, fmt.Sprintf(
+			`(document.querySelector('[data-testid="agents-error"]:not([hidden])')?.textContent || '').includes(%s)`, lit),
+			func() string { return "error: " + b.textOf(`[data-testid="agents-error"]`) })
+	}
+	errorText("HTTP 500 · internal_error · it broke on purpose")
+	shown := b.textOf(`[data-testid="agents-error"]`)
+	require.Contains(t, shown, "the daemon's log says why", "a failure says where to look")
+	require.Contains(t, shown, "Trying again in", "a failure says it is tried again")
+	require.Empty(t, b.textOf(`[data-testid="agents-note"]`))
+	require.Empty(t, b.textOf(`[data-testid="agents-empty"]`), "no stale Loading… under the error")
+	b.screenshot("browser-agent-panel-failing")
+
+	// The network: the connection drops.
+	gate.set(0, nil)
+	errorText("Could not reach the agent API")
+	require.Contains(t, b.textOf(`[data-testid="agents-error"]`), "Check that shellgate is still running")
+
+	// A refusal in words that do not name the grant: the note names the one
+	// listing needs, and the error is gone.
+	gate.set(http.StatusForbidden, map[string]any{"status": "error", "code": "insufficient_permissions", "error": "not for you"})
+	b.requireRoleNote("agent:list")
+	require.Equal(t, "not for you", browserEval[string](b, `document.querySelector('[data-testid="agents-note"]').title`),
+		"the host's own words stay at hand")
+	require.GreaterOrEqual(t, browserEval[float64](b, `window.shellgate.agents.nextPollMs || 0`), float64(browserRefusedPoll.Milliseconds()))
+	b.requireCleanPage()
+	b.screenshot("browser-agent-panel-refused")
 }
 
 // requireNoBandUnderTheRows checks, in the screenshot at path, that the pane

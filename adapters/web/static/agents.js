@@ -7,21 +7,41 @@ import { el } from './dom.js';
 const API = '/api/agent-terminal';
 const POLL_MS = 2000;
 const POLL_UNSERVED_MS = 10000; // the host has no agent gate: ask rarely
+// This person's role may not list agent sessions: ask again only now and
+// then, so a grant an admin adds later shows up without a reload.
+const POLL_REFUSED_MS = 60000;
+const POLL_FAILING_MAX_MS = 30000; // the longest wait between tries while the API fails
 // Answers that mean "no agent gate here" rather than an error: a host without
 // the REST API answers 404, or 426 when its WebSocket endpoint takes the path.
 const UNSERVED = new Set([404, 405, 426, 501]);
 const DETAIL_LIMIT = 25; // sessions whose details are fetched per poll
+// The grant each call needs (shellgate's D2), for a refusal that does not
+// name it.
+const NEEDS = Object.freeze({
+  list: 'agent:list',
+  get: 'agent:get',
+  decide: 'approval:decide',
+  interrupt: 'control:interrupt',
+  resume: 'control:resume',
+});
 
 /**
  * AgentPanel renders into the elements it is given.
  * token() returns the bearer token; userId() the signed-in person's id when
  * the host told it ('' otherwise), sent as user_id.
+ *
+ * What this person's role leaves out is not an error: a refused list shows
+ * a calm note naming the missing grant (and is asked again only rarely),
+ * and a refused decision or takeover disables those buttons, saying why.
+ * The host does not say ahead of time what a role holds, so each refusal is
+ * learnt from the first answer that carries it.
  */
 export class AgentPanel {
-  constructor({ list, empty, error, count, token, userId, onUnauthorized }) {
+  constructor({ list, empty, error, note, count, token, userId, onUnauthorized }) {
     this.list = list;
     this.empty = empty;
     this.error = error;
+    this.note = note;
     this.count = count;
     this.token = token;
     this.userId = userId;
@@ -32,6 +52,11 @@ export class AgentPanel {
     this.busy = new Set(); // session ids with a request in flight
     this.notes = new Map(); // session_id -> {text, kind}
     this.sessions = [];
+    this.failures = 0; // list polls that failed in a row
+    this.nextPollMs = 0; // the wait before the next list poll (tests read it)
+    this.listRefused = null; // {grant, reason} while the list is refused
+    this.detailsRefused = null; // {grant, reason, at} while details are refused
+    this.refused = new Map(); // 'decide' | 'interrupt' | 'resume' -> {grant, reason}
   }
 
   start() {
@@ -69,39 +94,64 @@ export class AgentPanel {
     clearTimeout(this.timer);
     if (!this.running) return;
     let next = POLL_MS;
+    let failure = '';
     try {
       const r = await this.call('GET', '/sessions');
+      this.listRefused = null;
       if (UNSERVED.has(r.status)) {
         next = POLL_UNSERVED_MS;
         this.sessions = [];
-        this.showError('');
         this.render('This host does not serve the agent gate yet, so there are no agent sessions to show.');
-      } else if (!r.ok) {
-        this.showError(`Could not list agent sessions: ${describe(r)}`);
+      } else if (r.status === 403) {
+        // Not a failure: this person's role does not show agent sessions.
+        next = POLL_REFUSED_MS;
+        this.listRefused = refusal(r, NEEDS.list);
+        this.sessions = [];
         this.render('');
-        if (r.status === 401) this.onUnauthorized?.();
+      } else if (r.status === 401) {
+        failure = `The agent API did not accept your sign-in (${describe(r)}). Sign out and open a fresh sign-in link.`;
+        this.onUnauthorized?.();
+      } else if (!r.ok) {
+        failure = `Could not list agent sessions: ${describe(r)}.`;
+        if (r.status >= 500 && !/\blog\b/.test(failure)) failure += ' If it keeps failing, the daemon\'s log says why.';
       } else {
         const sessions = Array.isArray(r.data?.sessions) ? r.data.sessions : [];
         await this.fillDetails(sessions);
         this.sessions = sessions;
-        this.showError('');
         this.render(sessions.length ? '' : 'No agent sessions.');
       }
     } catch (err) {
-      this.showError(`Could not reach the agent API: ${err.message}`);
-      this.render('');
+      failure = `Could not reach the agent API (${err.message}). Check that shellgate is still running and that this browser can reach it.`;
     }
+    if (failure) {
+      // What was shown stays, under the error: it may be out of date.
+      this.failures++;
+      next = Math.min(POLL_MS * 2 ** (this.failures - 1), POLL_FAILING_MAX_MS);
+      this.showError(`${failure} Trying again in ${Math.round(next / 1000)} s.`);
+      this.render('');
+    } else {
+      this.failures = 0;
+      this.showError('');
+    }
+    this.showNote();
+    this.nextPollMs = next;
     if (this.running) this.timer = setTimeout(() => this.poll(), next);
   }
 
   // The list may leave out pending approvals (the seed's list entries do);
-  // the detail of a session carries it.
+  // the detail of a session carries it. A role without agent:get is asked
+  // again only as rarely as a refused list.
   async fillDetails(sessions) {
+    const refused = this.detailsRefused;
+    if (refused && Date.now() - refused.at < POLL_REFUSED_MS) return;
     const lacking = sessions.filter((s) => s && s.session_id && !('pending_approval' in s)).slice(0, DETAIL_LIMIT);
     await Promise.all(lacking.map(async (s) => {
       try {
         const r = await this.call('GET', `/sessions/${encodeURIComponent(s.session_id)}`);
-        if (r.ok && r.data && typeof r.data === 'object') {
+        if (r.status === 403) {
+          this.detailsRefused = { ...refusal(r, NEEDS.get), at: Date.now() };
+        } else if (r.ok && r.data && typeof r.data === 'object') {
+          this.detailsRefused = null;
           for (const [k, v] of Object.entries(r.data)) if (k !== 'status') s[k] = v;
         }
       } catch {
@@ -115,12 +165,36 @@ export class AgentPanel {
     this.error.hidden = !text;
   }
 
+  // showNote says, calmly, what this person's role leaves out of the panel.
+  showNote() {
+    let parts = null;
+    let reason = '';
+    if (this.listRefused) {
+      ({ reason } = this.listRefused);
+      parts = ['Your role does not include ', grantCode(this.listRefused.grant),
+        ', so agent sessions are not shown here. An admin can add it to your role.'];
+    } else if (this.detailsRefused && this.sessions.length) {
+      ({ reason } = this.detailsRefused);
+      parts = ['Your role does not include ', grantCode(this.detailsRefused.grant),
+        ', so pending approvals and session details are not shown here.'];
+    }
+    if (parts) {
+      this.note.replaceChildren(...parts);
+      this.note.title = reason;
+    } else {
+      this.note.replaceChildren();
+      this.note.removeAttribute('title');
+    }
+    this.note.hidden = !parts;
+  }
+
   render(emptyText) {
     this.empty.textContent = emptyText;
     this.empty.hidden = !emptyText;
     const seen = new Set();
     let pending = 0;
     let previous = null;
+    const refused = [...this.refused];
     for (const s of this.sessions) {
       if (!s || !s.session_id) continue;
       const id = String(s.session_id);
@@ -129,7 +203,7 @@ export class AgentPanel {
       const note = this.notes.get(id);
       // Rebuild a card only when what it shows changed, so a button does
       // not vanish under the pointer every two seconds.
-      const key = JSON.stringify([s, this.busy.has(id), note]);
+      const key = JSON.stringify([s, this.busy.has(id), note, refused]);
       let card = this.cards.get(id);
       if (!card || card.key !== key) {
         const node = this.card(s, id, note);
@@ -174,8 +248,9 @@ export class AgentPanel {
       const reasons = Array.isArray(p.reasons) ? p.reasons : [];
       const agent = p.agent_id || s.agent_id || 'agent';
       const role = p.agent_role || s.agent_role || 'unknown role';
+      const decide = this.refused.get('decide');
       node.append(el('section', { class: 'approval', 'data-testid': 'approval', 'aria-label': 'Pending approval' },
-        el('div', { class: 'approval-title' }, 'Waiting for your approval'),
+        el('div', { class: 'approval-title' }, decide ? 'Waiting for approval' : 'Waiting for your approval'),
         el('code', { class: 'command', 'data-testid': 'approval-command' }, String(p.command ?? '')),
         el('div', { class: 'facts' },
           el('span', { class: `badge risk-${risk.replace(/[^a-z]/g, '')}`, 'data-testid': 'approval-risk' }, `risk: ${risk}`),
@@ -183,32 +258,50 @@ export class AgentPanel {
           el('span', { 'data-testid': 'approval-role' }, `role ${role}`)),
         reasons.length ? el('ul', { 'data-testid': 'approval-reasons' }, ...reasons.map((r) => el('li', {}, String(r)))) : null,
         el('div', { class: 'actions' },
-          this.button('Approve', 'approve', 'approve-button', busy, () => this.decide(id, true), `Approve: ${p.command ?? ''}`),
-          this.button('Deny', 'deny', 'deny-button', busy, () => this.decide(id, false), `Deny: ${p.command ?? ''}`))));
+          this.button('Approve', 'approve', 'approve-button', busy, () => this.decide(id, true), `Approve: ${p.command ?? ''}`, decide),
+          this.button('Deny', 'deny', 'deny-button', busy, () => this.decide(id, false), `Deny: ${p.command ?? ''}`, decide)),
+        this.limit(decide, 'approve or deny commands')));
     }
 
     const agentHasControl = state === 'agent_control' || state === 'agent_resume';
     const personHasControl = state === 'user_control' || state === 'user_interrupt';
+    const interrupt = this.refused.get('interrupt');
+    const resume = this.refused.get('resume');
     node.append(el('div', { class: 'actions' },
       this.button('Interrupt', '', 'interrupt-button', busy || personHasControl, () => this.control(id, 'interrupt'),
-        'Interrupt the agent and take control'),
+        'Interrupt the agent and take control', interrupt),
       this.button('Resume', '', 'resume-button', busy || agentHasControl, () => this.control(id, 'resume'),
-        'Give control back to the agent')));
+        'Give control back to the agent', resume)));
+    const limits = [this.limit(interrupt, 'take control from an agent'), this.limit(resume, 'give control back to an agent')];
+    if (interrupt && resume && interrupt.grant === resume.grant) limits.pop();
+    node.append(...limits.filter(Boolean));
     if (note) node.append(el('p', { class: `note ${note.kind}`, 'data-testid': 'session-note', role: 'status' }, note.text));
     return node;
   }
 
-  button(label, kind, testid, disabled, onClick, ariaLabel) {
-    const b = el('button', { class: `btn small ${kind}`.trim(), type: 'button', 'data-testid': testid, 'aria-label': ariaLabel }, label);
-    b.disabled = disabled;
+  // button builds an action button; one the person's role refuses is
+  // disabled, with the host's reason as its tooltip.
+  button(label, kind, testid, disabled, onClick, ariaLabel, refused) {
+    const b = el('button', {
+      class: `btn small ${kind}`.trim(), type: 'button', 'data-testid': testid, 'aria-label': ariaLabel,
+      title: refused ? refused.reason || `Your role does not include ${refused.grant}` : undefined,
+    }, label);
+    b.disabled = disabled || Boolean(refused);
     b.addEventListener('click', onClick);
     return b;
+  }
+
+  // limit says which grant a card's disabled buttons need.
+  limit(refused, what) {
+    if (!refused) return null;
+    return el('p', { class: 'note limit', 'data-testid': 'session-limit', title: refused.reason || undefined },
+      'Your role does not include ', grantCode(refused.grant), `, so you cannot ${what} here.`);
   }
 
   async decide(id, approved) {
     const body = { approved };
     if (this.userId()) body.user_id = this.userId(); // optional: the host knows who signed in
-    await this.act(id, `/sessions/${encodeURIComponent(id)}/approve`, body, (d) => {
+    await this.act(id, 'decide', `/sessions/${encodeURIComponent(id)}/approve`, body, (d) => {
       if (!approved) return 'Denied.';
       const rc = d?.result?.return_code;
       return rc === undefined ? 'Approved.' : `Approved; the command exited with code ${rc}.`;
@@ -219,25 +312,65 @@ export class AgentPanel {
     // The seed requires user_id on interrupt; the host records the signed-in
     // person either way, so without a known name the page says where it is.
     const body = what === 'interrupt' ? { user_id: this.userId() || 'web page' } : {};
-    await this.act(id, `/sessions/${encodeURIComponent(id)}/${what}`, body, (d) =>
+    await this.act(id, what, `/sessions/${encodeURIComponent(id)}/${what}`, body, (d) =>
       d?.message ? String(d.message) : what === 'interrupt' ? 'You have control.' : 'The agent has control again.');
   }
 
-  async act(id, path, body, describeOk) {
+  // act sends one decision or takeover. A refusal for a grant is remembered
+  // for every card (grants are not per session), so the buttons it concerns
+  // are disabled with the reason instead of failing again.
+  async act(id, what, path, body, describeOk) {
     this.busy.add(id);
     this.render(this.empty.textContent);
     let note;
     try {
       const r = await this.call('POST', path, body);
-      note = r.ok ? { kind: 'ok', text: describeOk(r.data) } : { kind: 'error', text: describe(r) };
+      if (r.ok) {
+        note = { kind: 'ok', text: describeOk(r.data) };
+      } else if (isGrantRefusal(r)) {
+        this.refused.set(what, refusal(r, NEEDS[what]));
+      } else {
+        note = { kind: 'error', text: describe(r) };
+      }
     } catch (err) {
       note = { kind: 'error', text: `Could not reach the agent API: ${err.message}` };
     }
     this.busy.delete(id);
-    this.notes.set(id, note);
+    if (note) this.notes.set(id, note);
+    else this.notes.delete(id);
     this.render(this.empty.textContent);
     this.poll();
   }
+}
+
+// grantCode shows a grant's name as code.
+function grantCode(grant) {
+  return el('code', { 'data-testid': 'missing-grant' }, grant);
+}
+
+function errorMessage(r) {
+  const d = r.data;
+  if (!d || typeof d !== 'object') return '';
+  const msg = d.error || d.message || d.detail || d.reason;
+  return typeof msg === 'string' ? msg : '';
+}
+
+/**
+ * refusal reads a 403: the grant the host names ("<id> may not <grant>
+ * here"), or else the one the call needs, and the host's own words.
+ */
+export function refusal(r, needs) {
+  const reason = errorMessage(r);
+  const named = /\bmay not ([\w*.-]+:[\w*.-]+) here\b/.exec(reason);
+  return { grant: named ? named[1] : needs, reason };
+}
+
+// isGrantRefusal tells a missing grant from the API's other 403s (such as
+// user_has_control, which is about the session's state, not the role).
+function isGrantRefusal(r) {
+  if (r.status !== 403) return false;
+  const code = r.data && typeof r.data === 'object' ? r.data.code || r.data.error_code : '';
+  return code === 'insufficient_permissions' || /\bmay not \S+ here\b/.test(errorMessage(r));
 }
 
 /** describe words a failed REST answer: status, the API's code and message. */

@@ -51,6 +51,7 @@ const ui = {
   agentList: $('agent-sessions'),
   agentEmpty: $('agents-empty'),
   agentError: $('agents-error'),
+  agentNote: $('agents-note'),
   pendingCount: $('pending-count'),
   toast: $('toast'),
 };
@@ -209,6 +210,10 @@ class App {
     this.terminals = [];
     this.open = null; // the terminal on screen, see openTerminal
     this.canCreate = true;
+    // What the host refused this person, by what it would have done: the
+    // host's reason, shown in the list's banner. Grants are not per
+    // terminal, so one refusal stands for all of them.
+    this.refusals = { create: '', dispose: '' };
     this.term = null;
     this.fit = null;
     this.following = false;
@@ -231,6 +236,7 @@ class App {
       list: ui.agentList,
       empty: ui.agentEmpty,
       error: ui.agentError,
+      note: ui.agentNote,
       count: ui.pendingCount,
       token: () => this.token,
       userId: () => this.principal,
@@ -345,6 +351,7 @@ class App {
         class: 'btn danger small', type: 'button', 'data-testid': 'terminal-close', 'aria-label': `Close terminal ${title}`,
       }, 'Close');
       closeBtn.addEventListener('click', () => this.armClose(closeBtn, t.resource));
+      this.closable(closeBtn);
       const li = el('li', {
         class: 'terminal-row', 'data-testid': 'terminal-row', 'data-uri': t.resource,
         'data-status': lc.status, 'aria-current': current ? 'true' : 'false',
@@ -371,7 +378,7 @@ class App {
   // armClose asks for a second click before disposing: closing ends the
   // process for everyone watching.
   armClose(button, uri) {
-    if (!uri) return;
+    if (!uri || this.refusals.dispose) return;
     if (button.dataset.armed === uri) {
       delete button.dataset.armed;
       this.disposeTerminal(uri);
@@ -403,7 +410,7 @@ class App {
         this.canCreate = false;
         ui.newTerminal.disabled = true;
         ui.newTerminal.title = err.message;
-        show(ui.listBanner, `Read-only: ${err.message}. You cannot open terminals here.`);
+        this.refused('create', err.message);
       } else {
         toast(`Could not open a terminal: ${err.message}`);
       }
@@ -416,7 +423,35 @@ class App {
     try {
       await this.client.request('disposeTerminal', { channel: uri });
     } catch (err) {
-      toast(isRefusal(err) ? `Not allowed to close it: ${err.message}` : `Could not close the terminal: ${err.message}`);
+      if (isRefusal(err)) this.refused('dispose', err.message);
+      else toast(`Could not close the terminal: ${err.message}`);
+    }
+  }
+
+  // refused notes what the host refused (create or dispose): the list's
+  // banner says so, and the buttons for it are disabled with the reason.
+  refused(what, reason) {
+    this.refusals[what] = reason;
+    const r = this.refusals;
+    const lines = [];
+    if (r.create) lines.push(`${r.create}. You cannot open terminals here.`);
+    if (r.dispose) lines.push(`${r.dispose}. You cannot close terminals here.`);
+    show(ui.listBanner, lines.length ? `Read-only: ${lines.join(' ')}` : '');
+    this.renderList();
+    this.renderHead();
+  }
+
+  // closable sets a close button's state: disabled, with the reason, once
+  // the host refused this person closing terminals.
+  closable(button) {
+    const reason = this.refusals.dispose;
+    button.disabled = Boolean(reason);
+    if (reason) {
+      button.title = reason;
+      delete button.dataset.armed;
+      button.textContent = button === ui.close ? 'Close terminal' : 'Close';
+    } else {
+      button.removeAttribute('title');
     }
   }
 
@@ -726,6 +761,7 @@ class App {
     ui.status.className = o.gone ? 'badge exited' : statusClass(o.lifecycle);
     show(ui.claim, o.claim ? `claimed by ${this.claimText(o.claim)}` : '');
     ui.close.hidden = o.gone;
+    this.closable(ui.close);
     show(ui.readonly, o.readOnly ? `Read-only: ${o.readOnly}` : '');
     let note = o.note;
     if (!note && !o.gone && o.lifecycle.status === 'exited') note = 'The process has ended; this is its last output.';
