@@ -55,7 +55,8 @@ type Process interface {
 	io.Reader
 	// Write sends bytes to the child's standard input (or the pty).
 	io.Writer
-	// CloseInput closes the child's standard input.
+	// CloseInput closes the child's standard input (under a pty: types its
+	// end-of-file character). It never waits on the child.
 	CloseInput() error
 	// Resize changes the window size. On pipes it records nothing and succeeds.
 	Resize(cols, rows uint16) error

@@ -294,7 +294,7 @@ func (h *Host) Dispose(uri string) error {
 		return err
 	}
 	if p := t.process(); p != nil {
-		_ = p.CloseInput()
+		_ = t.input.closeInput(p, t.isPty)
 		_ = p.Signal(syscall.SIGKILL)
 	}
 	return nil

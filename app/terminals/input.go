@@ -23,11 +23,12 @@ var ErrInputBacklog = errors.New("the process is not reading its input")
 // for a goroutine that writes it as the process reads. Input that comes
 // while some waits joins the queue behind it.
 type inputQueue struct {
-	mu      sync.Mutex
-	pending [][]byte
-	size    int
-	writing bool          // a writer goroutine owns the pending input
-	done    chan struct{} // closed when the last writer ended; nil if none ran
+	mu       sync.Mutex
+	pending  [][]byte
+	size     int           // bytes in pending
+	inFlight int           // bytes the writer is writing now
+	writing  bool          // a writer goroutine owns the pending input
+	done     chan struct{} // closed when the last writer ended; nil if none ran
 }
 
 // write sends b to p, or queues what p does not take now. It returns the
@@ -37,8 +38,8 @@ func (q *inputQueue) write(p ports.Process, b []byte) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.writing {
-		if q.size > MaxPendingInput {
-			return fmt.Errorf("%w: %d bytes are waiting; nothing of this input was taken, send it again once the process reads", ErrInputBacklog, q.size)
+		if waiting := q.size + q.inFlight; waiting > MaxPendingInput {
+			return fmt.Errorf("%w: %d bytes are waiting; nothing of this input was taken, send it again once the process reads", ErrInputBacklog, waiting)
 		}
 		q.push(b)
 		return nil
@@ -81,14 +82,16 @@ func (q *inputQueue) drain(p ports.Process, done chan struct{}) {
 			return
 		}
 		b := q.pending[0]
+		q.pending[0] = nil
+		q.pending = q.pending[1:]
+		q.size -= len(b)
+		q.inFlight = len(b)
 		q.mu.Unlock()
 
 		_, err := p.Write(b)
 
 		q.mu.Lock()
-		q.pending[0] = nil
-		q.pending = q.pending[1:]
-		q.size -= len(b)
+		q.inFlight = 0
 		if err != nil {
 			q.pending, q.size, q.writing = nil, 0, false
 			q.mu.Unlock()
@@ -96,6 +99,21 @@ func (q *inputQueue) drain(p ports.Process, done chan struct{}) {
 		}
 		q.mu.Unlock()
 	}
+}
+
+// closeInput ends p's input unless that would wait: a pty's end of input
+// is a typed character, which would queue behind input the process is not
+// reading (and contend with the waiting write), so with input waiting it is
+// left out; a pipe is closed, which also ends the waiting write. q.mu is
+// held so that no writer starts meanwhile.
+func (q *inputQueue) closeInput(p ports.Process, isPty bool) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if isPty && q.writing {
+		q.pending, q.size = nil, 0
+		return nil
+	}
+	return p.CloseInput()
 }
 
 // wait returns once no writer runs. The process's input must be closed (or

@@ -138,6 +138,8 @@ func (p *process) TryWrite(b []byte) (int, error) { return proc.TryWrite(p.maste
 // has no input stream to close; this is what a person would do, and it ends
 // the input of a program reading lines (canonical mode) at the start of a
 // line. A program that put the terminal in raw mode just receives the byte.
+// It never waits: when the terminal's input buffer is full (the program is
+// not reading) the character is not typed and an error says so.
 func (p *process) CloseInput() error {
 	eof := byte(4)
 	raw, err := p.master.SyscallConn()
@@ -150,9 +152,14 @@ func (p *process) CloseInput() error {
 			eof = t.Cc[unix.VEOF]
 		}
 	})
-	_, err = p.master.Write([]byte{eof})
+	n, err := proc.TryWrite(p.master, []byte{eof})
+	if err == nil && n == 0 {
+		err = errInputFull
+	}
 	return err
 }
+
+var errInputFull = errors.New("pty: the terminal's input is full (its program is not reading); end of input not typed")
 
 // Resize sets the window size; the kernel sends SIGWINCH to the terminal's
 // foreground process group.
