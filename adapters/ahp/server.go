@@ -224,6 +224,11 @@ type conn struct {
 
 	closeOnce sync.Once
 
+	// wmu is held by whoever writes to pc: the writer goroutine, or the read
+	// loop sending its own answers.
+	wmu  sync.Mutex
+	wbuf []byte
+
 	authMu    sync.Mutex
 	caller    gate.Caller
 	callerGen uint64
@@ -265,55 +270,81 @@ func (c *conn) readLoop(ctx context.Context) {
 		if err != nil {
 			return
 		}
+		c.sub.Hold()
 		c.handle(ctx, frame)
+		// The answer is sent from here when the writer is idle: waking it
+		// would cost a thread hand-off for every request.
+		if !c.wmu.TryLock() {
+			c.sub.Release()
+			continue
+		}
+		err = c.send(ctx, c.sub.TakeHeld())
+		c.wmu.Unlock()
+		if err != nil {
+			return
+		}
 	}
 }
 
 // writeLoop sends queued answers and events in order until the subscriber
 // ends. A client that fell too far behind is closed with the reason.
 func (c *conn) writeLoop(ctx context.Context) {
-	var buf []byte
 	for {
-		batch, err := c.sub.Next(ctx)
-		if err != nil {
+		if err := c.sub.Wait(ctx); err != nil {
 			return // closeWhenSlow says why, if it was the client's pace
 		}
-		batch = coalesce(batch)
-		for _, ev := range batch {
-			var msg []byte
-			var closeAfter string
-			switch {
-			case ev.Reply != nil:
-				switch r := ev.Reply.(type) {
-				case response:
-					closeAfter = r.closeAfter
-					msg, err = r.encode()
-				case notification:
-					msg, err = r.encode()
-				}
-			case ev.Action != nil:
-				msg, err = appendEnvelope(buf[:0], ev, c.outgoing(ev.Action))
-				buf = msg
-			}
-			if err != nil {
-				c.srv.log.Error("encoding a message", "err", err)
-				continue
-			}
-			if msg == nil {
-				continue
-			}
-			if err := c.pc.Write(ctx, msg); err != nil {
-				c.close(ports.CloseInternal, "write failed")
-				return
-			}
-			c.srv.opts.Metrics.BytesSent(len(msg))
-			if closeAfter != "" {
-				c.close(ports.ClosePolicy, closeAfter)
-				return
-			}
+		// Take the batch only with the turn to write: the read loop may send
+		// what is queued meanwhile, and batches must go out in order.
+		c.wmu.Lock()
+		err := c.send(ctx, c.sub.Take())
+		c.wmu.Unlock()
+		if err != nil {
+			return
 		}
 	}
 }
+
+// send writes a batch in order; c.wmu is held. An error ends the
+// connection's writing: the write failed, or an answer closed it.
+func (c *conn) send(ctx context.Context, batch []hub.Event) error {
+	for _, ev := range coalesce(batch) {
+		var msg []byte
+		var closeAfter string
+		var err error
+		switch {
+		case ev.Reply != nil:
+			switch r := ev.Reply.(type) {
+			case response:
+				closeAfter = r.closeAfter
+				msg, err = r.encode()
+			case notification:
+				msg, err = r.encode()
+			}
+		case ev.Action != nil:
+			msg, err = appendEnvelope(c.wbuf[:0], ev, c.outgoing(ev.Action))
+			c.wbuf = msg
+		}
+		if err != nil {
+			c.srv.log.Error("encoding a message", "err", err)
+			continue
+		}
+		if msg == nil {
+			continue
+		}
+		if err := c.pc.Write(ctx, msg); err != nil {
+			c.close(ports.CloseInternal, "write failed")
+			return err
+		}
+		c.srv.opts.Metrics.BytesSent(len(msg))
+		if closeAfter != "" {
+			c.close(ports.ClosePolicy, closeAfter)
+			return errClosedAfter
+		}
+	}
+	return nil
+}
+
+var errClosedAfter = errors.New("closed after an answer")
 
 // closeWhenSlow closes the connection, with the reason, the moment its
 // queue overflows: the writer may be stuck in a write to a client that

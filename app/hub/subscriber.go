@@ -26,6 +26,7 @@ type Subscriber struct {
 	queue  []Event
 	bytes  int
 	cause  error
+	held   bool // the consumer will take the queue itself: pushes do not wake Next
 	wake   chan struct{}
 	closed chan struct{}
 }
@@ -65,11 +66,47 @@ func (s *Subscriber) push(ev Event) error {
 	}
 	s.queue = append(s.queue, ev)
 	s.bytes += size
+	if !s.held {
+		s.signalLocked()
+	}
+	return nil
+}
+
+func (s *Subscriber) signalLocked() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return nil
+}
+
+// Hold tells the subscriber that its consumer is about to take the queue
+// itself (TakeHeld) soon: until then, pushes do not wake a goroutine
+// waiting in Next. It saves a thread hand-off when the consumer's own
+// goroutine queued the answer it is about to send.
+func (s *Subscriber) Hold() {
+	s.mu.Lock()
+	s.held = true
+	s.mu.Unlock()
+}
+
+// Release ends a Hold without taking the queue: a waiting Next is woken if
+// anything was queued meanwhile.
+func (s *Subscriber) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = false
+	if len(s.queue) > 0 {
+		s.signalLocked()
+	}
+}
+
+// TakeHeld ends a Hold and returns what is queued, oldest first (nil when
+// the subscriber has ended).
+func (s *Subscriber) TakeHeld() []Event {
+	s.mu.Lock()
+	s.held = false
+	s.mu.Unlock()
+	return s.Take()
 }
 
 func (s *Subscriber) end(cause error) {
@@ -99,26 +136,50 @@ func (s *Subscriber) Reply(v any) bool {
 // ends first.
 func (s *Subscriber) Next(ctx context.Context) ([]Event, error) {
 	for {
-		s.mu.Lock()
-		if s.cause != nil {
-			err := s.cause
-			s.mu.Unlock()
+		if err := s.Wait(ctx); err != nil {
 			return nil, err
 		}
-		if len(s.queue) > 0 {
-			batch := s.queue
-			s.queue, s.bytes = nil, 0
-			s.mu.Unlock()
+		if batch := s.Take(); len(batch) > 0 {
 			return batch, nil
 		}
+	}
+}
+
+// Wait returns once events are pending (without taking them), with the
+// cause once the subscriber has ended, or with ctx's error when ctx ends
+// first. A consumer with two goroutines taking turns uses Wait, then takes
+// its turn, then Take, so batches go out in the order they were taken.
+func (s *Subscriber) Wait(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		cause, pending := s.cause, len(s.queue) > 0
 		s.mu.Unlock()
+		switch {
+		case cause != nil:
+			return cause
+		case pending:
+			return nil
+		}
 		select {
 		case <-s.wake:
 		case <-s.closed:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
+}
+
+// Take returns the pending events, oldest first, without waiting: none
+// once the subscriber has ended.
+func (s *Subscriber) Take() []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cause != nil {
+		return nil
+	}
+	batch := s.queue
+	s.queue, s.bytes = nil, 0
+	return batch
 }
 
 // Done is closed when the subscriber has ended.
