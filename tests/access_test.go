@@ -351,3 +351,66 @@ func TestTokenAddPrintsTheTokenAloneOnStdout(t *testing.T) {
 	_, ok = store.Lookup(strings.TrimSpace(rotated))
 	require.False(t, ok)
 }
+
+// Reading a terminal is decided at subscribe, and must not outlive the
+// grant: a person removed from the users file, or who signed out, stops
+// receiving its output at once, while the socket stays open (a.3).
+func TestRemovedOrSignedOutPersonStopsReceivingOutput(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	owner := d.dial(t, ahpclient.DialOptions{Token: d.addUser(t, "mo", "member")})
+	initialize(t, owner, "mo")
+	const uri = "ahp-terminal:/shared"
+	rpcErr, err := owner.CreateTerminal(ctx, ahpclient.CreateParams{Channel: uri, Meta: spawn("exec cat", false)})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, _, err = owner.Subscribe(ctx, uri)
+	require.NoError(t, err)
+
+	removed := d.dial(t, ahpclient.DialOptions{Token: d.addUser(t, "sam", "member")})
+	initialize(t, removed, "sam")
+	signedOut := d.dialRaw(t, ahpclient.DialOptions{})
+	initialize(t, signedOut, "ada-laptop")
+	rpcErr, err = signedOut.Authenticate(ctx, d.resource(), d.addUser(t, "ada", "member"), nil)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	for _, c := range []*ahpclient.Client{removed, signedOut} {
+		_, rpcErr, err := c.Subscribe(ctx, uri)
+		require.NoError(t, err)
+		require.Nil(t, rpcErr)
+	}
+
+	say := func(line string) {
+		t.Helper()
+		_, err := owner.Dispatch(ctx, uri, ahpclient.InputAction(line+"\n"))
+		require.NoError(t, err)
+		_, err = owner.WaitOutput(ctx, uri, line)
+		require.NoError(t, err)
+	}
+	say("before-anything")
+	for _, c := range []*ahpclient.Client{removed, signedOut} {
+		_, err := c.WaitOutput(ctx, uri, "before-anything")
+		require.NoError(t, err)
+	}
+
+	store, err := userstore.Open(filepath.Join(d.dataDir, "users.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, store.Remove("sam"))
+	rpcErr, err = signedOut.Authenticate(ctx, d.resource(), "", nil)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	say("after-the-grant-went")
+
+	for name, c := range map[string]*ahpclient.Client{"removed": removed, "signed out": signedOut} {
+		// The answer to a ping comes after whatever was queued before it.
+		rpcErr, err := c.Ping(ctx)
+		require.NoError(t, err, "%s: the socket stays open", name)
+		require.Nil(t, rpcErr)
+		require.NotContains(t, c.Output(uri), "after-the-grant-went", "%s still receives the terminal's output", name)
+
+		rpcErr, err = c.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/" + strings.ReplaceAll(name, " ", "-")})
+		require.NoError(t, err)
+		require.Equal(t, -32007, rpcErr.Code, "%s: the next command says why", name)
+		require.Contains(t, string(rpcErr.Data), `"required":true`, "%s: sign-in is required now", name)
+	}
+}

@@ -22,7 +22,7 @@ func (c *conn) record() resourceRecord {
 	return resourceRecord{
 		Resource:     c.srv.resource(),
 		ResourceName: "shellgate users",
-		Required:     !c.who().SignedIn(),
+		Required:     !c.srv.gate.Known(c.who()),
 	}
 }
 

@@ -307,7 +307,7 @@ func (c *conn) writeLoop(ctx context.Context) {
 // send writes a batch in order; c.wmu is held. An error ends the
 // connection's writing: the write failed, or an answer closed it.
 func (c *conn) send(ctx context.Context, batch []hub.Event) error {
-	for _, ev := range coalesce(batch) {
+	for _, ev := range coalesce(c.stillReadable(batch)) {
 		var msg []byte
 		var closeAfter string
 		var err error
@@ -345,6 +345,39 @@ func (c *conn) send(ctx context.Context, batch []hub.Event) error {
 }
 
 var errClosedAfter = errors.New("closed after an answer")
+
+// stillReadable drops from a batch the events of the channels the caller
+// may no longer read, and unsubscribes from them: reading was decided at
+// subscribe, and a person removed from the users file, given a lesser role,
+// signed out or whose sign-in expired must not go on receiving a terminal's
+// output. The socket stays open (access-and-terminals.md a.3); the next
+// command says why. Each channel is asked once per batch; the gate reads the
+// users file's state with one non-blocking check.
+func (c *conn) stillReadable(batch []hub.Event) []hub.Event {
+	var asked map[string]bool // channel → may read
+	out := batch[:0]
+	for _, ev := range batch {
+		if ev.Reply == nil && ev.Channel != terminals.RootChannel {
+			ok, seen := asked[ev.Channel]
+			if !seen {
+				if asked == nil {
+					asked = make(map[string]bool, 1)
+				}
+				ok = c.srv.gate.Read(c.who(), ev.Channel) == nil
+				asked[ev.Channel] = ok
+				if !ok {
+					c.srv.hub.Unsubscribe(c.sub, ev.Channel)
+					c.setSubscribed(ev.Channel, false)
+				}
+			}
+			if !ok {
+				continue
+			}
+		}
+		out = append(out, ev)
+	}
+	return out
+}
 
 // closeWhenSlow closes the connection, with the reason, the moment its
 // queue overflows: the writer may be stuck in a write to a client that
