@@ -351,13 +351,14 @@ var errClosedAfter = errors.New("closed after an answer")
 // subscribe, and a person removed from the users file, given a lesser role,
 // signed out or whose sign-in expired must not go on receiving a terminal's
 // output. The socket stays open (access-and-terminals.md a.3); the next
-// command says why. Each channel is asked once per batch; the gate reads the
-// users file's state with one non-blocking check.
+// command says why. The echoes of this client's own dispatches (a refusal,
+// its typed input) are its own and always go. Each channel is asked once per
+// batch; the gate reads the users file's state with one non-blocking check.
 func (c *conn) stillReadable(batch []hub.Event) []hub.Event {
 	var asked map[string]bool // channel → may read
 	out := batch[:0]
 	for _, ev := range batch {
-		if ev.Reply == nil && ev.Channel != terminals.RootChannel {
+		if ev.Reply == nil && ev.Channel != terminals.RootChannel && ev.Rejection == "" && ev.Audience == "" {
 			ok, seen := asked[ev.Channel]
 			if !seen {
 				if asked == nil {
