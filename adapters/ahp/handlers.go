@@ -12,6 +12,7 @@ import (
 	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/domain/terminal"
+	"github.com/shellgate/shellgate/ports"
 )
 
 // SpawnMetaKey is the _meta key of createTerminal that says what to run:
@@ -155,7 +156,7 @@ func (c *conn) initialize(_ context.Context, m message) (any, *Error) {
 	if err := c.bindClientID(clientID); err != nil {
 		return nil, err
 	}
-	c.introduce(clientID, version)
+	c.introduce(clientID, version, false)
 	c.srv.host.SubscribeAll(c.sub, c.readable(uniq(initial)), func(snaps []terminals.ChannelSnapshot, seq uint64) {
 		res := initializeResult{
 			ProtocolVersion: version, ServerSeq: seq, Snapshots: c.wireSnapshots(snaps, seq),
@@ -167,22 +168,39 @@ func (c *conn) initialize(_ context.Context, m message) (any, *Error) {
 	return answered, nil
 }
 
-// introduce records the connection's client id and version.
-func (c *conn) introduce(clientID, version string) {
-	c.initialized, c.clientID, c.version = true, clientID, version
-	c.srv.hub.SetClientID(c.sub, clientID)
+// introduce makes this connection the client id's one live connection. A
+// client id is one client's: its dispatches are applied once by clientSeq
+// and its typed input is echoed to it alone, so two live connections under
+// one id would swallow each other's keys. A connection still live under the
+// id is closed with the reason: its client has come back on this one (a
+// reloaded page, a socket it has given up on). initialize starts the id's
+// clientSeq afresh; reconnect keeps it, so retried dispatches apply once.
+func (c *conn) introduce(clientID, version string, resume bool) {
 	c.srv.mu.Lock()
-	defer c.srv.mu.Unlock()
 	rec := c.srv.clients[clientID]
 	if rec == nil {
 		rec = &clientRecord{}
 		c.srv.clients[clientID] = rec
+	}
+	var replaced *conn
+	if rec.live && rec.conn != nil && rec.conn != c {
+		replaced = rec.conn
+	}
+	if !resume {
+		rec.lastApplied = 0
 	}
 	if rec.expiry != nil {
 		rec.expiry.Stop()
 		rec.expiry = nil
 	}
 	rec.version, rec.live, rec.conn = version, true, c
+	c.srv.mu.Unlock()
+
+	c.initialized, c.clientID, c.version = true, clientID, version
+	c.srv.hub.SetClientID(c.sub, clientID)
+	if replaced != nil {
+		replaced.close(ports.ClosePolicy, clientID+" connected again on another connection")
+	}
 }
 
 func (c *conn) wireSnapshots(snaps []terminals.ChannelSnapshot, seq uint64) []wireSnapshot {
@@ -234,7 +252,7 @@ func (c *conn) reconnect(_ context.Context, m message) (any, *Error) {
 	if err := c.bindClientID(clientID); err != nil {
 		return nil, errorf(CodeNotFound, "%s is not a client you may resume; initialize instead", clientID)
 	}
-	c.introduce(clientID, version)
+	c.introduce(clientID, version, true)
 	wanted := uniq(subs)
 	readable := c.readable(wanted)
 	unreadable := []string{}

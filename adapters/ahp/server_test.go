@@ -292,3 +292,52 @@ func TestRejectedDispatchIsEchoedToTheSenderAlone(t *testing.T) {
 }
 
 func claimOf(id string) terminal.Claim { return terminal.ClientHolds(id) }
+
+func (c *client) dispatchInput(channel string, seq int, data string) {
+	c.t.Helper()
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "dispatchAction", "params": map[string]any{
+		"channel": channel, "clientSeq": seq, "action": map[string]any{"type": "terminal/input", "data": data}}})
+}
+
+// waitClosed reads until the server ends the connection and returns why.
+func (c *client) waitClosed() *ports.CloseError {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	for {
+		_, err := c.conn.Read(ctx)
+		if err != nil {
+			var ce *ports.CloseError
+			require.ErrorAs(c.t, err, &ce)
+			return ce
+		}
+	}
+}
+
+// A client id has one live connection: a second connection under it takes
+// it over (the first is told why and closed), and its own clientSeq
+// counting from 1 is applied, not swallowed as already seen.
+func TestASecondConnectionUnderOneClientIDTakesItOver(t *testing.T) {
+	r := newRig(t)
+	first := r.dial()
+	first.initialize("tab", "ahp-root://")
+	require.Contains(t, first.call("createTerminal", map[string]any{"channel": "ahp-terminal:/cat",
+		"_meta": map[string]any{"shellgate/spawn": map[string]any{"command": "exec cat"}}}), "result")
+	first.call("subscribe", map[string]any{"channel": "ahp-terminal:/cat"})
+	for seq := 101; seq <= 105; seq++ {
+		first.dispatchInput("ahp-terminal:/cat", seq, fmt.Sprintf("first-%d\n", seq))
+	}
+	first.output("ahp-terminal:/cat", "first-105\n")
+
+	second := r.dial()
+	second.initialize("tab")
+	closed := first.waitClosed()
+	require.Equal(t, ports.ClosePolicy, closed.Code)
+	require.Contains(t, closed.Reason, "tab connected again on another connection")
+
+	second.call("subscribe", map[string]any{"channel": "ahp-terminal:/cat"})
+	second.dispatchInput("ahp-terminal:/cat", 1, "second-1\n")
+	echo := second.next("input echo", isAction("ahp-terminal:/cat", "terminal/input"))
+	require.Equal(t, map[string]any{"clientId": "tab", "clientSeq": float64(1)}, echo["params"].(map[string]any)["origin"])
+	second.output("ahp-terminal:/cat", "second-1\n")
+}
