@@ -417,8 +417,23 @@ func TestOversizedFrameClosesOnlyThatConnection(t *testing.T) {
 }
 
 func TestStoppingTheDaemonEndsItsShells(t *testing.T) {
+	for _, silent := range []int{0, 4} {
+		t.Run(fmt.Sprintf("%d silent clients", silent), func(t *testing.T) { stopEndsShells(t, silent) })
+	}
+}
+
+// stopEndsShells stops a daemon with a shell running and, besides the
+// client that started it, silent clients that no longer read: they never
+// answer the close handshake, and must not use up the time the daemon has
+// to end its shells.
+func stopEndsShells(t *testing.T, silent int) {
 	d := startDaemon(t)
 	ctx := ctxT(t)
+	for range silent {
+		// Never read from the start: nothing answers the close frame.
+		s := d.dialRaw(t, ahpclient.DialOptions{PauseReading: true})
+		t.Cleanup(s.ResumeReading)
+	}
 	c := d.dial(t, ahpclient.DialOptions{})
 	_, _, err := c.Initialize(ctx, "s", nil, nil)
 	require.NoError(t, err)

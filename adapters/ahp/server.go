@@ -141,9 +141,13 @@ func (s *Server) Close(reason string) {
 		}
 	}
 	s.mu.Unlock()
+	// At once: each close waits for its peer's answer for a while, and one
+	// after another a few silent peers would use up the daemon's stop time.
+	var closing sync.WaitGroup
 	for _, c := range conns {
-		c.close(ports.CloseGoingAway, reason)
+		closing.Go(func() { c.close(ports.CloseGoingAway, reason) })
 	}
+	closing.Wait()
 	s.wg.Wait()
 }
 

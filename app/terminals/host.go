@@ -319,8 +319,10 @@ func (h *Host) remove(uri string) (*Terminal, error) {
 }
 
 // Stop ends every terminal: SIGTERM to each process group, then SIGKILL to
-// whatever is left after the grace period, and waits for every pump (or ctx).
-// Nothing new starts once Stop has begun.
+// whatever is left after the grace period, and waits for every pump. When
+// ctx ends first it sends SIGKILL at once and closes every process's output,
+// so pumps still held open by a process that left its group (setsid) end
+// too, and returns ctx's error. Nothing new starts once Stop has begun.
 func (h *Host) Stop(ctx context.Context) error {
 	var all []*Terminal
 	h.hub.Update(func(hub.Tx) {
@@ -347,6 +349,11 @@ func (h *Host) Stop(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		signalAll(syscall.SIGKILL)
+		for _, t := range all {
+			if p := t.process(); p != nil {
+				_ = p.Close()
+			}
+		}
 		<-done
 		return ctx.Err()
 	}

@@ -1,6 +1,7 @@
 package terminals_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -98,4 +99,26 @@ func TestInputThatWaitsIsDeliveredWholeAndInOrder(t *testing.T) {
 	w.untilOutput("line 07999 of the input that waits\n")
 	require.Equal(t, "started\n"+sent.String(), w.text.String())
 	require.NoError(t, f.host.Dispose(term.URI()))
+}
+
+// A process that leaves its group (setsid) and keeps the output open cannot
+// be signalled with it: when the caller's time is up, Stop still returns,
+// with every pump ended, instead of waiting for an output that never ends.
+func TestStopReturnsWhenItsTimeIsUpEvenIfAnEscapedProcessHoldsTheOutput(t *testing.T) {
+	f := newHost(t, terminals.Config{StopGrace: 50 * time.Millisecond}, nil)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	term := f.create(terminals.Spec{Command: fmt.Sprintf("setsid sleep 300 & echo $! > %s.tmp; mv %s.tmp %s; wait", pidFile, pidFile, pidFile)})
+	escaped := readPid(t, pidFile)
+	t.Cleanup(func() { _ = syscall.Kill(escaped, syscall.SIGKILL) })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	var err error
+	within(t, "Stop with an escaped process holding the output", func() { err = f.host.Stop(ctx) })
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	select {
+	case <-term.Done():
+	default:
+		t.Fatal("the terminal's exit was not announced")
+	}
 }
