@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -413,4 +415,28 @@ func TestRemovedOrSignedOutPersonStopsReceivingOutput(t *testing.T) {
 		require.Equal(t, -32007, rpcErr.Code, "%s: the next command says why", name)
 		require.Contains(t, string(rpcErr.Data), `"required":true`, "%s: sign-in is required now", name)
 	}
+}
+
+// A page elsewhere that makes its own name resolve to 127.0.0.1 (DNS
+// rebinding) reaches the daemon as same-origin with Host: <its name>; a
+// daemon on loopback answers only to loopback names.
+func TestLoopbackDaemonRefusesAForeignHostName(t *testing.T) {
+	d := startDaemon(t)
+	for _, path := range []string{"/", "/healthz", "/api/v1/agents"} {
+		req, err := http.NewRequest(http.MethodGet, "http://"+d.addr+path, nil)
+		require.NoError(t, err)
+		req.Host = "attacker.example"
+		req.Header.Set("Origin", "http://attacker.example")
+		req.Header.Set("Connection", "Upgrade")
+		req.Header.Set("Upgrade", "websocket")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusMisdirectedRequest, resp.StatusCode, "%s: %s", path, body)
+	}
+	resp, err := http.Get("http://" + d.addr + "/healthz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "its own address is answered")
 }

@@ -194,7 +194,7 @@ func (s *httpServer) Addr() string {
 
 func newHTTPServer(lc fx.Lifecycle, cfg Config, mux *http.ServeMux, log *slog.Logger) *httpServer {
 	s := &httpServer{
-		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
+		srv: &http.Server{Handler: hostGuard(mux, cfg.Listen), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
 		log: log,
 		tls: cfg.TLSCert != "",
 	}
