@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -296,4 +297,125 @@ func TestSessionClaimMustNameASessionTheCallerMayDrive(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, -32602, rpcErr.Code)
 	require.Contains(t, rpcErr.Message, "ahp-session:/nope")
+}
+
+// TestAgentCannotReadOrChangeTheDaemonsOwnFiles: the admin token in
+// credentials.json, the users file and the audit log are the daemon's own;
+// an agent is refused them however it spells the path, each refusal is
+// audited, and the token the person who started serve exported never
+// reaches an agent's command.
+func TestAgentCannotReadOrChangeTheDaemonsOwnFiles(t *testing.T) {
+	const exported = "sg_exported-by-whoever-started-serve"
+	t.Setenv("SHELLGATE_TOKEN", exported)
+	g := startGateDaemon(t)
+	const inFile = "sg_admin-token-in-the-credentials-file"
+	require.NoError(t, userstore.WriteClientCredentials(filepath.Join(g.dataDir, "credentials.json"), "http://"+g.addr, inFile))
+	usersBefore, err := os.ReadFile(filepath.Join(g.dataDir, "users.yaml"))
+	require.NoError(t, err)
+
+	session := func(who, role string) string {
+		status, created := g.api(t, who, "POST", "/api/agent-terminal/sessions", map[string]any{"agent_id": who + "_1", "agent_role": role})
+		require.Equal(t, http.StatusCreated, status, created)
+		return "/api/agent-terminal/execute?session_id=" + created["session_id"].(string)
+	}
+	chat, auto := session("chatbot", "chat_agent"), session("autobot", "automation_agent")
+
+	refused := []struct{ who, path, cmd, risk string }{
+		{"chatbot", chat, "cat " + filepath.Join(g.dataDir, "credentials.json"), "high"},
+		{"chatbot", chat, "cd " + g.dataDir + " && cat credentials.json", "high"},
+		{"chatbot", chat, "cat " + g.dataDir + "/../" + filepath.Base(g.dataDir) + "/credentials.json", "high"},
+		{"autobot", auto, "sed -i s/chat_agent/admin/ " + filepath.Join(g.dataDir, "users.yaml"), "forbidden"},
+		{"autobot", auto, "truncate -s 0 " + filepath.Join(g.dataDir, "audit.log"), "forbidden"},
+		{"autobot", auto, "mv " + filepath.Join(g.dataDir, "audit.log") + " /tmp/gone.log", "forbidden"},
+	}
+	for _, r := range refused {
+		status, body := g.api(t, r.who, "POST", r.path, map[string]any{"command": r.cmd})
+		require.Equal(t, http.StatusForbidden, status, "%s: %v", r.cmd, body)
+		require.Equal(t, "insufficient_permissions", body["code"])
+		require.Equal(t, r.risk, body["risk"], "%s: %v", r.cmd, body["reasons"])
+		require.NotContains(t, fmt.Sprint(body), inFile)
+	}
+
+	// The exported token is not in an agent command's environment, though
+	// printenv is safe and runs.
+	status, ran := g.api(t, "chatbot", "POST", chat, map[string]any{"command": `printenv; echo "token=${SHELLGATE_TOKEN-unset}"`})
+	require.Equal(t, http.StatusOK, status, ran)
+	require.Contains(t, ran["stdout"], "token=unset\n")
+	require.NotContains(t, ran["stdout"], exported)
+
+	usersAfter, err := os.ReadFile(filepath.Join(g.dataDir, "users.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, string(usersBefore), string(usersAfter), "the users file is untouched")
+	var blocked []string
+	for _, rec := range auditEvents(t, filepath.Join(g.dataDir, "audit.log")) {
+		if rec["event"] == "blocked" {
+			require.Equal(t, "error", rec["status"])
+			require.Equal(t, "risk_above_role", rec["detail"].(map[string]any)["reason"])
+			blocked = append(blocked, rec["command"].(string))
+		}
+	}
+	var want []string
+	for _, r := range refused {
+		want = append(want, r.cmd)
+	}
+	require.Equal(t, want, blocked, "every refusal is audited")
+	stdout, logs := g.output()
+	require.NotContains(t, stdout+logs, inFile)
+}
+
+// TestAgentCommandsNeitherWaitForInputNorRunWithoutLimit: a command that
+// reads its input ends at once; a session runs at most
+// max_concurrent_commands at a time; a description near the request
+// body's limit is refused, and audited, instead of costing the record.
+func TestAgentCommandsNeitherWaitForInputNorRunWithoutLimit(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("agent_terminal:\n  max_concurrent_commands: 1\n"), 0o600))
+	g := startGateDaemon(t, "--config", cfg)
+	status, created := g.api(t, "chatbot", "POST", "/api/agent-terminal/sessions", map[string]any{"agent_id": "chat_1", "agent_role": "chat_agent"})
+	require.Equal(t, http.StatusCreated, status, created)
+	execPath := "/api/agent-terminal/execute?session_id=" + created["session_id"].(string)
+
+	start := time.Now()
+	status, ran := g.api(t, "chatbot", "POST", execPath, map[string]any{"command": "cat; read answer; echo read=$?"})
+	require.Equal(t, http.StatusOK, status, ran)
+	require.Equal(t, "read=1\n", ran["stdout"])
+	require.Less(t, time.Since(start), 10*time.Second)
+
+	status, body := g.api(t, "chatbot", "POST", execPath, map[string]any{"command": "echo hi", "description": strings.Repeat("d", 1_048_500)})
+	require.Equal(t, http.StatusBadRequest, status, body["error"])
+	require.Equal(t, "invalid_request", body["code"])
+	require.Contains(t, body["error"], "4096-byte limit")
+
+	running := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", "http://"+g.addr+execPath, strings.NewReader(`{"command": "echo started; sleep 3"}`))
+		req.Header.Set("Authorization", "Bearer "+g.tokens["chatbot"])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			running <- 0
+			return
+		}
+		resp.Body.Close()
+		running <- resp.StatusCode
+	}()
+	require.Eventually(t, func() bool {
+		for _, rec := range auditEvents(t, filepath.Join(g.dataDir, "audit.log")) {
+			if rec["command"] == "echo started; sleep 3" {
+				return true
+			}
+		}
+		return false
+	}, patience, 10*time.Millisecond)
+	status, body = g.api(t, "chatbot", "POST", execPath, map[string]any{"command": "echo second"})
+	require.Equal(t, http.StatusTooManyRequests, status, body)
+	require.Equal(t, "too_many_commands", body["code"])
+	require.Equal(t, http.StatusOK, <-running)
+
+	var reasons []string
+	for _, rec := range auditEvents(t, filepath.Join(g.dataDir, "audit.log")) {
+		if rec["event"] == "blocked" {
+			reasons = append(reasons, rec["detail"].(map[string]any)["reason"].(string))
+		}
+	}
+	require.Equal(t, []string{"invalid_request", "too_many_commands"}, reasons)
 }

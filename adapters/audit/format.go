@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/shellgate/shellgate/ports"
 )
@@ -17,9 +21,17 @@ import (
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // maxLine bounds one record. A command runs as one argv string, which Linux
-// caps at 128 KiB, so a real record is far below this; a longer one is refused
-// on write and reported as malformed on read rather than buffered unbounded.
+// caps at 128 KiB, so a real record is far below this. A longer one has its
+// longest fields cut to fit (see fit) rather than being refused: an agent's
+// text, such as a command's description, must never cost the record of what
+// the command did. The reader reports a line over this as malformed rather
+// than buffering it unbounded.
 const maxLine = 1 << 20
+
+// CutFieldsKey is the detail key a record whose fields were cut to fit
+// maxLine carries: the fields cut, comma-separated ("detail.description",
+// "reasons", "agent_id", "command").
+const CutFieldsKey = "cut_fields"
 
 // line is one record as stored: seed 002's snake_case keys, empty ones left
 // out. The on-disk shape is this adapter's alone; ports.AuditEvent knows
@@ -78,6 +90,17 @@ func encode(e ports.AuditEvent) ([]byte, error) {
 			Signal:        r.Signal,
 		}
 	}
+	b, err := marshal(l)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxLine {
+		return fit(l)
+	}
+	return b, nil
+}
+
+func marshal(l line) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	// Commands are read by people grepping for `2>&1` or `<file`; HTML
@@ -87,10 +110,97 @@ func encode(e ports.AuditEvent) ([]byte, error) {
 	if err := enc.Encode(l); err != nil {
 		return nil, fmt.Errorf("encode audit event: %w", err)
 	}
-	if b.Len() > maxLine {
-		return nil, fmt.Errorf("audit record of %d bytes is over the %d-byte limit; refusing it", b.Len(), maxLine)
-	}
 	return b.Bytes(), nil
+}
+
+// fit cuts the fields of a record over maxLine until it fits, each with a
+// marker that says how long it was, and names them under CutFieldsKey.
+// Everything but the command is cut first, the longest fields only, to
+// ever shorter lengths; the command (bounded by the gate long before this)
+// goes last, since it is what the record is about.
+func fit(l line) ([]byte, error) {
+	cut := map[string]bool{}
+	// orig is each cut field as it was, so every cut starts from the whole
+	// text and its marker gives the whole length.
+	orig := map[string]string{}
+	shorten := func(name, report, cur string, limit int) string {
+		o, seen := orig[name]
+		if !seen {
+			o = cur
+		}
+		if len(o) <= limit || seen && len(cur) <= limit {
+			return cur
+		}
+		orig[name] = o
+		cut[report] = true
+		return cutField(o, limit)
+	}
+	l.Detail = maps.Clone(l.Detail)
+	l.Reasons = slices.Clone(l.Reasons)
+	try := func() ([]byte, bool, error) {
+		if len(cut) > 0 {
+			if l.Detail == nil {
+				l.Detail = map[string]string{}
+			}
+			l.Detail[CutFieldsKey] = strings.Join(slices.Sorted(maps.Keys(cut)), ",")
+		}
+		b, err := marshal(l)
+		return b, err == nil && len(b) <= maxLine, err
+	}
+	for limit := 64 << 10; limit >= 64; limit /= 4 {
+		for k, v := range l.Detail {
+			if k != CutFieldsKey {
+				l.Detail[k] = shorten("detail."+k, "detail."+k, v, limit)
+			}
+		}
+		for i, r := range l.Reasons {
+			l.Reasons[i] = shorten("reasons."+strconv.Itoa(i), "reasons", r, limit)
+		}
+		for name, f := range map[string]*string{
+			"session_id": &l.SessionID, "agent_id": &l.AgentID, "agent_role": &l.AgentRole,
+			"approval_id": &l.ApprovalID, "risk": &l.Risk, "status": &l.Status, "approved_by": &l.ApprovedBy,
+		} {
+			*f = shorten(name, name, *f, limit)
+		}
+		if b, ok, err := try(); ok || err != nil {
+			return b, err
+		}
+	}
+	for limit := 256 << 10; limit >= 64; limit /= 4 {
+		l.Command = shorten("command", "command", l.Command, limit)
+		if b, ok, err := try(); ok || err != nil {
+			return b, err
+		}
+	}
+	// Only a record with thousands of fields gets here.
+	if len(l.Reasons) > 16 {
+		l.Reasons = append(l.Reasons[:16], fmt.Sprintf("… [%d more reasons cut by the audit log]", len(l.Reasons)-16))
+		cut["reasons"] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(l.Detail)) {
+		if len(l.Detail) <= 64 {
+			break
+		}
+		if k != CutFieldsKey {
+			delete(l.Detail, k)
+			cut["detail"] = true
+		}
+	}
+	b, ok, err := try()
+	if err == nil && !ok {
+		err = fmt.Errorf("audit record of %d bytes is over the %d-byte limit even with its fields cut; refusing it", len(b), maxLine)
+	}
+	return b, err
+}
+
+// cutField keeps the first limit bytes of s (len(s) > limit), never half
+// a character, and says how long it was.
+func cutField(s string, limit int) string {
+	n := limit
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + fmt.Sprintf("… [cut by the audit log: %d bytes in all]", len(s))
 }
 
 // seconds writes a duration as seconds to the microsecond, as the seed's

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -125,13 +126,82 @@ func TestRecordRefusesAnEventWithoutTimeOrKind(t *testing.T) {
 	}{
 		{"no time", ports.AuditEvent{Event: ports.AuditExecute}, "no time"},
 		{"no kind", ports.AuditEvent{Time: t0}, "no kind"},
-		{"over the size limit", ports.AuditEvent{Time: t0, Event: ports.AuditExecute, Command: strings.Repeat("x", 1<<20)}, "over the"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l, path := openLog(t)
 			require.ErrorContains(t, l.Record(context.Background(), tt.e), tt.msg)
 			require.Equal(t, []string{""}, lines(t, path), "nothing was written")
+		})
+	}
+}
+
+func TestRecordCutsLongFieldsToFitInsteadOfRefusingTheRecord(t *testing.T) {
+	long := func(e ports.AuditEvent, set func(*ports.AuditEvent)) ports.AuditEvent {
+		e.Detail = map[string]string{"host": "main", "description": "short"}
+		set(&e)
+		return e
+	}
+	const whole = "… [cut by the audit log: "
+	tests := []struct {
+		name  string
+		e     ports.AuditEvent
+		cut   string
+		check func(t *testing.T, got ports.AuditEvent)
+	}{
+		{"a description near the request body's limit", long(executed(), func(e *ports.AuditEvent) {
+			e.Detail["description"] = strings.Repeat("d", 1<<20)
+		}), "detail.description", func(t *testing.T, got ports.AuditEvent) {
+			require.True(t, strings.HasPrefix(got.Detail["description"], "ddd"))
+			require.True(t, strings.HasSuffix(got.Detail["description"], whole+"1048576 bytes in all]"), got.Detail["description"][len(got.Detail["description"])-80:])
+			require.Equal(t, executed().Command, got.Command, "the command is whole")
+		}},
+		{"control characters that escape six times over", long(executed(), func(e *ports.AuditEvent) {
+			e.Detail["description"] = strings.Repeat("\x01", 400_000)
+		}), "detail.description", func(t *testing.T, got ports.AuditEvent) {
+			require.Contains(t, got.Detail["description"], whole+"400000 bytes in all]")
+		}},
+		{"a multi-byte character is never split", long(executed(), func(e *ports.AuditEvent) {
+			e.Detail["description"] = "x" + strings.Repeat("é", 600_000)
+		}), "detail.description", func(t *testing.T, got ports.AuditEvent) {
+			require.True(t, utf8.ValidString(got.Detail["description"]))
+			require.NotContains(t, got.Detail["description"], "\uFFFD")
+		}},
+		{"an agent id as long as a request body", long(executed(), func(e *ports.AuditEvent) {
+			e.AgentID = strings.Repeat("a", 1<<20)
+		}), "agent_id", func(t *testing.T, got ports.AuditEvent) {
+			require.Contains(t, got.AgentID, whole)
+		}},
+		{"a command over the limit, cut last", long(executed(), func(e *ports.AuditEvent) {
+			e.Command = strings.Repeat("x", 1<<20)
+			e.Detail["description"] = strings.Repeat("d", 100_000)
+		}), "command,detail.description", func(t *testing.T, got ports.AuditEvent) {
+			require.Greater(t, len(got.Command), 200_000, "the command keeps as much as fits")
+			require.Contains(t, got.Command, whole+"1048576 bytes in all]")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, path := openLog(t)
+			require.NoError(t, l.Record(context.Background(), tt.e), "the record is written, not refused")
+
+			raw, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(raw), 1<<20)
+			var got []ports.AuditEvent
+			f, err := os.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			require.NoError(t, audit.Read(f, audit.Filter{}, func(e ports.AuditEvent) error {
+				got = append(got, e)
+				return nil
+			}), "the reader takes the line back")
+			require.Len(t, got, 1)
+			require.Equal(t, tt.cut, got[0].Detail[audit.CutFieldsKey])
+			require.Equal(t, "main", got[0].Detail["host"], "short fields are kept whole")
+			require.Equal(t, "success", got[0].Status)
+			require.Equal(t, tt.e.Result.ReturnCode, got[0].Result.ReturnCode, "the outcome is recorded")
+			tt.check(t, got[0])
 		})
 	}
 }

@@ -67,6 +67,7 @@ var errorTable = []wireError{
 	{match: kind(agentsession.KindNoPendingApproval), status: http.StatusConflict, code: "no_pending_approval"},
 	{match: kind(agentsession.KindWrongState), status: http.StatusConflict, code: "invalid_state"},
 	{match: is(agents.ErrTooManySessions), status: http.StatusTooManyRequests, code: "too_many_sessions"},
+	{match: is(agents.ErrTooManyCommands), status: http.StatusTooManyRequests, code: "too_many_commands"},
 	{match: is(agents.ErrClosing), status: http.StatusServiceUnavailable, code: "unavailable"},
 }
 

@@ -107,6 +107,8 @@ func newAPI(t *testing.T, cfg agents.Config) *api {
 		case line == "ls missing":
 			_ = p.EmitStderr("ls: missing: No such file or directory\n")
 			return terminal.ExitedWith(2)
+		case line == "sleep 1000":
+			<-p.Done()
 		}
 		return terminal.ExitedWith(0)
 	})
@@ -387,6 +389,7 @@ func TestErrorsAnswerWithTheTablesStatusAndCode(t *testing.T) {
 		{"unknown session", "chatbot", "GET", "/api/agent-terminal/sessions/nope", nil, 404, "session_not_found", `"nope"`},
 		{"execute without session id", "chatbot", "POST", "/api/agent-terminal/execute", map[string]any{"command": "ls"}, 400, "invalid_request", "session_id query parameter is required"},
 		{"execute without command", "chatbot", "POST", exec, map[string]any{}, 400, "invalid_request", "command is required"},
+		{"description too long", "chatbot", "POST", exec, map[string]any{"command": "ls", "description": strings.Repeat("d", agents.MaxDescriptionBytes+1)}, 400, "invalid_request", "over the 4096-byte limit"},
 		{"execute in unknown session", "chatbot", "POST", "/api/agent-terminal/execute?session_id=nope", map[string]any{"command": "ls"}, 404, "session_not_found", "nope"},
 		{"forbidden command", "chatbot", "POST", exec, map[string]any{"command": "kill -9 1"}, 403, "insufficient_permissions", "Command risk forbidden exceeds agent max risk moderate"},
 		{"approve without approved", "ana", "POST", approve, map[string]any{"user_id": "u"}, 400, "invalid_request", `"approved" is required`},
@@ -429,6 +432,42 @@ func TestTooManySessionsIs429(t *testing.T) {
 	require.Equal(t, http.StatusTooManyRequests, status)
 	require.Equal(t, "too_many_sessions", m["code"])
 	require.Contains(t, m["error"], "max_concurrent_sessions")
+}
+
+func TestTooManyRunningCommandsIs429AndSaysToWait(t *testing.T) {
+	a := newAPI(t, agents.Config{MaxConcurrentCommands: 1})
+	id := a.create("chatbot", "chat_agent")
+	path := a.srv.URL + "/api/agent-terminal/execute?session_id=" + id
+	first := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", path, strings.NewReader(`{"command": "sleep 1000"}`))
+		req.Header.Set("Authorization", "Bearer "+a.tokens["chatbot"])
+		resp, err := a.srv.Client().Do(req)
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	p, err := a.sp.Next(ctx)
+	require.NoError(t, err)
+
+	status, m := a.call("chatbot", "POST", "/api/agent-terminal/execute?session_id="+id, map[string]any{"command": "echo hi"})
+
+	require.Equal(t, http.StatusTooManyRequests, status, m)
+	require.Equal(t, "too_many_commands", m["code"])
+	require.Contains(t, m["error"], "max_concurrent_commands")
+	require.Contains(t, m["error"], "wait for one of them to finish")
+	p.Exit(0)
+	select {
+	case code := <-first:
+		require.Equal(t, http.StatusOK, code)
+	case <-ctx.Done():
+		t.Fatal("the first command never answered")
+	}
 }
 
 func TestSpawnFailureIs500ExecutionError(t *testing.T) {

@@ -31,6 +31,9 @@ const (
 	// DefaultKeptTerminals is how many finished command terminals a session
 	// keeps listed for people to look back at; older ones are disposed.
 	DefaultKeptTerminals = 32
+	// DefaultMaxConcurrentCommands is the daemon's default for
+	// Config.MaxConcurrentCommands.
+	DefaultMaxConcurrentCommands = 4
 )
 
 // Config is the gate's setting (the agent_terminal section of the config).
@@ -49,6 +52,10 @@ type Config struct {
 	// MaxConcurrentSessions refuses a new session while this many are open.
 	// Zero or less: no limit.
 	MaxConcurrentSessions int
+	// MaxConcurrentCommands refuses a session's next command (and the
+	// approval of its held one) while this many of its commands are
+	// running (ErrTooManyCommands). Zero or less: no limit.
+	MaxConcurrentCommands int
 	// CommandTimeout ends a command's whole process group once it has run
 	// this long. Zero or less: no limit.
 	CommandTimeout time.Duration

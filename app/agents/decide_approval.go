@@ -39,8 +39,10 @@ type DecideApproval struct{ c *core }
 
 // Handle needs approval:decide, a person's grant. Approving is refused
 // while a person has control of the session (user_has_control): deny it,
-// or resume the agent first. The decision is audited before the command
-// runs; if that cannot be written the command stays held.
+// or resume the agent first; and while the session already runs
+// MaxConcurrentCommands (ErrTooManyCommands), when the command stays held
+// for a later approval. The decision is audited before the command runs;
+// if that cannot be written the command stays held.
 func (h DecideApproval) Handle(ctx context.Context, who Caller, req DecisionRequest) (DecisionResult, error) {
 	c := h.c
 	if err := c.enter(); err != nil {
@@ -84,6 +86,12 @@ func (h DecideApproval) Handle(ctx context.Context, who Caller, req DecisionRequ
 		return out, nil
 	}
 
+	// The command stays held: the person approves it again once one of
+	// the session's running commands has ended.
+	if err := c.checkRunning(e); err != nil {
+		e.mu.Unlock()
+		return DecisionResult{}, err
+	}
 	if err := next.StartCommand(now); err != nil {
 		e.mu.Unlock()
 		return DecisionResult{}, err

@@ -26,6 +26,9 @@ var (
 	ErrRoleCeiling = errors.New("agent role above the caller's ceiling")
 	// ErrTooManySessions: max_concurrent_sessions are already open.
 	ErrTooManySessions = errors.New("too many agent sessions")
+	// ErrTooManyCommands: the session already runs max_concurrent_commands
+	// commands; the next one waits until one of them ends.
+	ErrTooManyCommands = errors.New("too many running commands in the session")
 	// ErrExecution: the command could not be run at all.
 	ErrExecution = errors.New("command execution failed")
 	// ErrAudit: the audit record could not be written, so nothing was done

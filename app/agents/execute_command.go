@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/shellgate/shellgate/domain/access"
 	"github.com/shellgate/shellgate/domain/agentsession"
@@ -17,6 +18,12 @@ import (
 // not be handed to a shell as one argument anyway.
 const MaxCommandBytes = 64 << 10
 
+// MaxDescriptionBytes bounds a command's description (as UTF-8, invalid
+// bytes counted as the U+FFFD that replaces them). It is read by the person
+// asked to approve and copied into every audit record of the command, so
+// it is a note, not a document.
+const MaxDescriptionBytes = 4 << 10
+
 // ExecuteRequest is an agent command (seed 002, execute).
 type ExecuteRequest struct {
 	// SessionID is the session to run in; required.
@@ -24,7 +31,8 @@ type ExecuteRequest struct {
 	// Command is the shell line; required.
 	Command string
 	// Description is the agent's own account of the command, shown to the
-	// person asked to approve it. It is untrusted text.
+	// person asked to approve it. It is untrusted text, at most
+	// MaxDescriptionBytes.
 	Description string
 	// ForceApproval holds the command for a person's approval even when the
 	// gate would run it at once. It never unblocks a blocked command.
@@ -62,10 +70,11 @@ type ExecuteResult struct {
 type ExecuteCommand struct{ c *core }
 
 // Handle needs agent:execute, and the session's agent in control. Every
-// submission is audited before it is answered: a refusal as "blocked", a
-// hold as "approval_requested", a run as "execute" twice — once before it
-// starts (if that cannot be written, nothing runs) and once with its
-// result.
+// submission to a session is audited before it is answered: a refusal as
+// "blocked" (a description over MaxDescriptionBytes and a session already
+// running MaxConcurrentCommands are refusals too), a hold as
+// "approval_requested", a run as "execute" twice — once before it starts
+// (if that cannot be written, nothing runs) and once with its result.
 func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteRequest) (ExecuteResult, error) {
 	c := h.c
 	if err := c.enter(); err != nil {
@@ -78,6 +87,7 @@ func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteReque
 	if err := checkCommand(req.Command); err != nil {
 		return ExecuteResult{}, err
 	}
+	req.Description = validUTF8(req.Description)
 	a := c.risk.Classify(req.Command)
 	e, err := c.locked(who, req.SessionID)
 	if err != nil {
@@ -85,6 +95,12 @@ func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteReque
 	}
 	res := ExecuteResult{Command: req.Command, AgentRole: e.s.AgentRole, Assessment: a}
 
+	if n := len(req.Description); n > MaxDescriptionBytes {
+		// The record keeps the start of it, so the log shows what was tried.
+		req.Description = cutUTF8(req.Description, MaxDescriptionBytes) + "… [cut]"
+		return res, c.block(ctx, e, req, a, refuse(ErrInvalid,
+			"the description is %d bytes, over the %d-byte limit; shorten it to a note for the person who approves the command", n, MaxDescriptionBytes))
+	}
 	if err := e.s.CheckExecute(); err != nil {
 		return res, c.block(ctx, e, req, a, err)
 	}
@@ -103,6 +119,9 @@ func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteReque
 		return c.hold(ctx, e, req, a, res)
 	}
 
+	if err := c.checkRunning(e); err != nil {
+		return res, c.block(ctx, e, req, a, err)
+	}
 	next := e.s
 	if err := next.StartCommand(c.clock.Now()); err != nil {
 		e.mu.Unlock()
@@ -125,6 +144,40 @@ func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteReque
 	}
 	res.Outcome = Ran
 	return res, nil
+}
+
+// checkRunning refuses a command while the session already runs
+// MaxConcurrentCommands of them. e.mu is held.
+func (c *core) checkRunning(e *entry) error {
+	if max := c.cfg.MaxConcurrentCommands; max > 0 && e.running >= max {
+		return refuse(ErrTooManyCommands,
+			"this session already runs %d commands, its max_concurrent_commands; wait for one of them to finish (or end it over AHP) and submit again", e.running)
+	}
+	return nil
+}
+
+// validUTF8 replaces each invalid byte of s with U+FFFD, as encoding/json
+// does when the text reaches a JSON answer or the audit log.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r) // an invalid byte comes out as utf8.RuneError, U+FFFD
+	}
+	return b.String()
+}
+
+// cutUTF8 is s cut to at most n bytes without splitting a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 func checkCommand(cmd string) error {
@@ -160,8 +213,13 @@ func (c *core) block(ctx context.Context, e *entry, req ExecuteRequest, a risk.A
 	defer e.mu.Unlock()
 	rec := withStatus(c.commandEvent(&e.s, req.Command, a), ports.AuditBlocked, statusError)
 	reason := "risk_above_role"
-	if k := agentsession.KindOf(why); k != 0 {
-		reason = k.String()
+	switch {
+	case agentsession.KindOf(why) != 0:
+		reason = agentsession.KindOf(why).String()
+	case errors.Is(why, ErrTooManyCommands):
+		reason = "too_many_commands"
+	case errors.Is(why, ErrInvalid):
+		reason = "invalid_request"
 	}
 	rec.Detail = mergeDetail(rec.Detail, map[string]string{"reason": reason, "message": why.Error(), "description": req.Description})
 	if err := c.record(ctx, rec); err != nil {

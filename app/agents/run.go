@@ -16,7 +16,9 @@ import (
 
 // agentEnv is layered over the daemon's environment for every agent
 // command: nothing may stop to page or to ask for a password, since no one
-// is typing (D16).
+// is typing (D16). Layering can only add or replace: keeping the daemon's
+// secrets out (SHELLGATE_TOKEN …) is the terminal host's base environment's
+// job, which the daemon's wiring strips (cmd/shellgate terminalEnv).
 var agentEnv = []string{"PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0"}
 
 // killGrace is how long a command killed for its timeout may take to
@@ -62,9 +64,12 @@ type command struct {
 }
 
 // run executes cmd through the terminal host, on pipes, as `$SHELL -c
-// <line>` in a host-owned terminal claimed by the session, and waits for
-// it to end (or its timeout). The caller has counted the command as
-// running on its entry; run does not uncount it.
+// <line>` in a host-owned terminal claimed by the session, with its input
+// ended at once (nobody types into an agent's command: a person who takes
+// control works in a terminal of their own, and a command that reads its
+// input, cat with no file or a [Y/n] prompt, must read end of input rather
+// than wait out the timeout), and waits for it to end (or its timeout). The caller has
+// counted the command as running on its entry; run does not uncount it.
 func (c *core) run(ctx context.Context, cmd command) (RunResult, error) {
 	chat := cmd.conversationID
 	if chat == "" {
@@ -89,6 +94,7 @@ func (c *core) run(ctx context.Context, cmd command) (RunResult, error) {
 		// No Shell: agent terminals run the daemon's own shell, never a
 		// connection's defaultShell (D15).
 		Command:  cmd.line,
+		NoInput:  true,
 		Env:      agentEnv,
 		OnOutput: out.write,
 	})

@@ -129,6 +129,11 @@ type Spec struct {
 	Env []string
 	// PTY runs the terminal under a pseudoterminal instead of pipes.
 	PTY bool
+	// NoInput ends the process's input as soon as it starts (ports.Process
+	// CloseInput): a terminal nobody types into, whose program must read
+	// end of input at once rather than wait (cat with no file, a [Y/n]
+	// prompt). Input dispatched to it later is dropped.
+	NoInput bool
 	// OnOutput, when set, is given every chunk of the process's output as it
 	// is read, with the stream it came from, before it reaches the
 	// scrollback. On pipes it also keeps standard error apart from standard
@@ -246,6 +251,9 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 		t.startErr = spawnErr
 		t.finish(terminal.CouldNotStart())
 		return t, nil
+	}
+	if spec.NoInput {
+		_ = proc.CloseInput()
 	}
 	t.mu.Lock()
 	t.proc = proc

@@ -122,3 +122,12 @@ func TestStopReturnsWhenItsTimeIsUpEvenIfAnEscapedProcessHoldsTheOutput(t *testi
 		t.Fatal("the terminal's exit was not announced")
 	}
 }
+
+func TestNoInputGivesTheProcessEndOfInputAtOnce(t *testing.T) {
+	f := newHost(t, terminals.Config{}, nil)
+	term := f.create(terminals.Spec{Command: "cat; read answer || echo no-answer", NoInput: true})
+	w := f.watch(term.URI())
+	w.untilOutput("no-answer")
+	require.Equal(t, terminal.ExitedWith(0), exitOf(t, term))
+	require.NoError(t, f.host.Apply(terminals.Dispatch{URI: term.URI(), Action: terminal.Input{Data: "late\n"}}), "input after the end is dropped")
+}

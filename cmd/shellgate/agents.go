@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -38,6 +39,10 @@ type AgentTerminalConfig struct {
 	// MaxConcurrentSessions refuses a new session while this many are open;
 	// 0 is no limit.
 	MaxConcurrentSessions int `yaml:"max_concurrent_sessions"`
+	// MaxConcurrentCommands refuses a session's next command while this
+	// many of its commands are running (429 too_many_commands); 0 is no
+	// limit.
+	MaxConcurrentCommands int `yaml:"max_concurrent_commands"`
 	// CommandTimeout kills an agent command's process group once it has
 	// run this long; 0 is no limit.
 	CommandTimeout Seconds `yaml:"command_timeout"`
@@ -55,6 +60,7 @@ func defaultAgentTerminal() AgentTerminalConfig {
 		DefaultHost:           agents.MainHost,
 		SessionTimeout:        Seconds(time.Hour),
 		MaxConcurrentSessions: 10,
+		MaxConcurrentCommands: agents.DefaultMaxConcurrentCommands,
 		CommandTimeout:        Seconds(10 * time.Minute),
 		OutputCapBytes:        agents.DefaultOutputCapBytes,
 	}
@@ -96,7 +102,7 @@ func agentOptions(cfg Config) fx.Option {
 	return fx.Module("agents",
 		fx.Provide(fx.Private, func() (*audit.Log, error) { return audit.Open(auditLogPath(cfg)) }),
 		fx.Provide(
-			newClassifier,
+			newGateClassifier,
 			newAgentGate,
 			newSessionClaims,
 			fx.Annotate(newAgentRoute, fx.ResultTags(`group:"routes"`)),
@@ -112,6 +118,7 @@ func newAgentGate(cfg Config, clk ports.Clock, host *terminals.Host, log *audit.
 		SessionTimeout:        time.Duration(at.SessionTimeout),
 		ApprovalRequiredFor:   at.ApprovalRequiredFor,
 		MaxConcurrentSessions: at.MaxConcurrentSessions,
+		MaxConcurrentCommands: at.MaxConcurrentCommands,
 		CommandTimeout:        time.Duration(at.CommandTimeout),
 		OutputCapBytes:        at.OutputCapBytes,
 	}, agents.Deps{Clock: clk, Audit: log, Terminals: host, Classifier: classifier, Log: logger})
@@ -160,3 +167,61 @@ func newSessionClaims(app *agents.App, users ports.UserStore) sessionClaims {
 
 // newClassifier is the risk classifier over the real shell word expander.
 func newClassifier() *risk.Classifier { return risk.New(shellexpand.New()) }
+
+// newGateClassifier is the classifier the agent gate uses: it also knows
+// the daemon's own files, so that an agent can neither read the tokens nor
+// rewrite the users file or the audit log (risk.Config).
+func newGateClassifier(cfg Config) *risk.Classifier {
+	return risk.NewWithConfig(shellexpand.New(), classifierConfig(cfg))
+}
+
+// classifierConfig names the daemon's own files for the classifier: the
+// data directory and the files in it by name (so that a bare name is
+// matched when commands start in the data directory itself), the audit log
+// wherever it is, the config file and the TLS key, each also with symlinks
+// resolved; the home directory `~` stands for; and the directory agent
+// commands start in (the terminals' own, see terminalsConfig).
+func classifierConfig(cfg Config) risk.Config {
+	var rc risk.Config
+	for _, p := range []string{
+		cfg.DataDir, usersPath(cfg), credentialsPath(cfg), auditLogPath(cfg),
+		filepath.Join(cfg.DataDir, "shell-integration"), cfg.File, cfg.TLSKey,
+	} {
+		rc.OwnPaths = append(rc.OwnPaths, pathForms(p)...)
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		rc.Home = home
+	}
+	if wd, err := os.Getwd(); err == nil {
+		rc.Workdirs = pathForms(wd)
+	}
+	return rc
+}
+
+// pathForms is p made absolute and, when it differs, with symlinks
+// resolved; a path that does not exist yet is resolved through the
+// nearest directory above it that does.
+func pathForms(p string) []string {
+	if p == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil
+	}
+	out := []string{abs}
+	rest := ""
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			if real = filepath.Join(real, rest); real != abs {
+				out = append(out, real)
+			}
+			break
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+	return out
+}

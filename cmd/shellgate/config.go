@@ -41,6 +41,11 @@ type Config struct {
 	LogLevel string `yaml:"log_level"`
 	// AgentTerminal configures the agent command gate (seed 002).
 	AgentTerminal AgentTerminalConfig `yaml:"agent_terminal"`
+
+	// File is the config file this was read from (--config), absolute;
+	// empty when there was none. It is one of the daemon's own files that
+	// agent commands may not read or change.
+	File string `yaml:"-"`
 }
 
 // defaultConfig is the embedded default: a working daemon with no file.
@@ -82,6 +87,11 @@ func configFromFlags(cmd *cobra.Command) (Config, error) {
 	cfg, err := loadConfig(path)
 	if err != nil {
 		return cfg, err
+	}
+	if path != "" {
+		if cfg.File, err = filepath.Abs(path); err != nil {
+			return cfg, fmt.Errorf("config %s: %w", path, err)
+		}
 	}
 	if f := cmd.Flags().Lookup("listen"); f != nil && f.Changed {
 		cfg.Listen = f.Value.String()

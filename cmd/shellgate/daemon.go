@@ -82,7 +82,7 @@ func terminalsConfig(cfg Config) terminals.Config {
 	dir, _ := os.Getwd()
 	tc := terminals.Config{
 		Shell:           cfg.Shell,
-		Env:             os.Environ(),
+		Env:             terminalEnv(os.Environ()),
 		Dir:             dir,
 		ScrollbackLimit: cfg.ScrollbackChars,
 		StopGrace:       cfg.StopGrace,
@@ -91,6 +91,26 @@ func terminalsConfig(cfg Config) terminals.Config {
 		tc.Integration = shellinit.New(filepath.Join(cfg.DataDir, "shell-integration"))
 	}
 	return tc
+}
+
+// terminalEnv is the daemon's environment as every terminal inherits it:
+// without the CLI's sign-in. SHELLGATE_TOKEN (and a SHELLGATE_URL, which may
+// carry a token) is what whoever started `serve` exported for themselves,
+// often the admin's token. An agent command would read it with a safe
+// `printenv`; in a person's terminal one `env` would put it in a scrollback
+// that every watcher of the terminal reads, observers and agents included.
+// A person who wants the CLI in a terminal has the credentials file in the
+// data directory, which SHELLGATE_DATA_DIR (kept) still names. The terminal
+// host sets its own variables (SHELLGATE_NONCE and the shell integration's)
+// after this, so they still arrive.
+func terminalEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "SHELLGATE_TOKEN=") && !strings.HasPrefix(kv, "SHELLGATE_URL=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 func newLogger(level string, out io.Writer) *slog.Logger {

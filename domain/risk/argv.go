@@ -123,7 +123,22 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 			}
 		}
 	}
+	// An argument naming the daemon's own files is a read of secret
+	// material (R13) unless the handler found what the command does to it.
+	ownArg := ""
+	trees := readsTrees(base, argv[1:])
+	for _, f := range argv[1:] {
+		if p, ok := a.ownArgument(sc, f.s); ok {
+			ownArg = "the daemon's own " + p
+			break
+		}
+		if p, ok := a.ownTree(sc, f.s); ok && trees {
+			ownArg = p
+			break
+		}
+	}
 	secretReads := a.secretReads
+	ownHits := a.ownHits
 	h, known := handlers[base]
 	switch {
 	case known:
@@ -135,6 +150,10 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 	default:
 		a.events |= evUnknownExec
 		c.add(High, "R20 unknown executable", printable(name.s))
+	}
+	if ownArg != "" && !metadataOnly[base] && base != "cd" && base != "pushd" && a.ownHits == ownHits {
+		c.add(High, "R13 secret", base+" reads "+ownArg)
+		c.out.flags |= fSecret
 	}
 	if c.secret && !metadataOnly[base] {
 		// A handler that read the file already named it ("R13 secret:

@@ -29,6 +29,7 @@ const maxSplitStmts = 12
 // Classifier assesses command lines. It is safe for concurrent use.
 type Classifier struct {
 	exp shellword.Expander
+	own *ownFiles // nil: the daemon's own files are not known (see Config)
 }
 
 // New returns a classifier that expands words with exp (which reads nothing
@@ -38,7 +39,7 @@ func New(exp shellword.Expander) *Classifier { return &Classifier{exp: exp} }
 // Classify assesses what bash would run for command (risk-policy.md R0–R20).
 // It is pure: it reads no files, runs nothing and starts no goroutines.
 func (c *Classifier) Classify(command string) Assessment {
-	f := findings{exp: c.exp}
+	f := findings{exp: c.exp, own: c.own}
 	classifyInto(&f, command)
 	return f.assessment()
 }
@@ -78,7 +79,7 @@ func analyzeList(f *findings, stmts []*syntax.Stmt, depth int) {
 	}
 	// Standalone runs only contribute reasons that raise the level, so the
 	// reasons explain the verdict instead of repeating it.
-	parts := findings{exp: f.exp}
+	parts := findings{exp: f.exp, own: f.own}
 	for i := 1; i < len(stmts) && i <= maxSplitStmts; i++ {
 		// A suffix needs its own run only after a statement that changes
 		// shell state; otherwise the longer suffix already covers it.
@@ -276,6 +277,7 @@ func parseScript(src string) (*syntax.File, error) {
 // findings accumulates the verdict of one Classify call.
 type findings struct {
 	exp     shellword.Expander
+	own     *ownFiles
 	level   Level
 	reasons []finding
 	// texts are payloads seen during analysis (argv, here-docs, decoded

@@ -110,6 +110,9 @@ func hShred(c *call) {
 func hRmdir(c *call) {
 	c.add(Moderate, "R14 workspace change", "rmdir")
 	for _, t := range getopt(c.args(), "", nil, true).pos {
+		if own, ok := c.a.ownTarget(c.sc, t.s, false); ok {
+			c.a.addOwn(Forbidden, ownRule, "rmdir of "+own)
+		}
 		for _, r := range c.sc.resolvePath(stripMarkers(t.s)) {
 			if isSystemPath(r) {
 				c.add(High, "R13 system write", "rmdir "+r)
@@ -178,6 +181,9 @@ func hMove(c *call) {
 	p := getopt(c.args(), "tS", []string{"--target-directory", "--suffix", "--backup"}, true)
 	srcs, dst := destination(p)
 	for _, s := range srcs {
+		if own, ok := c.a.ownTarget(c.sc, s.s, true); ok {
+			c.a.addOwn(Forbidden, ownRule, "mv moves away "+own)
+		}
 		for _, form := range targetForms(s.s) {
 			for _, r := range c.sc.resolvePath(form) {
 				switch {
@@ -203,7 +209,14 @@ func hMove(c *call) {
 
 func hLn(c *call) {
 	p := getopt(c.args(), "tS", []string{"--target-directory", "--suffix"}, true)
-	_, dst := destination(p)
+	srcs, dst := destination(p)
+	for _, s := range srcs {
+		// A link is a second name for the file that later commands can read
+		// or write through without naming it.
+		if own, ok := c.a.ownTarget(c.sc, s.s, true); ok {
+			c.a.addOwn(Forbidden, ownRule, "ln links to "+own)
+		}
+	}
 	found := Safe
 	if dst != nil && (p.has("-f", "--force") || !strings.HasSuffix(dst.s, "/")) {
 		found = c.a.write(c.sc, *dst, truncateWrite, stream{}, "ln")
@@ -255,6 +268,9 @@ func hChmod(c *call) {
 	c.add(Moderate, "R14 workspace change", c.name)
 	setuid := c.name == "chmod" && isSetuidMode(mode)
 	for _, t := range pos {
+		if own, ok := c.a.ownTarget(c.sc, t.s, recursive); ok {
+			c.a.addOwn(Forbidden, ownRule, c.name+" on "+own)
+		}
 		for _, form := range targetForms(t.s) {
 			for _, r := range c.sc.resolvePath(form) {
 				if hasMarker(r) {
@@ -694,6 +710,9 @@ func hTar(c *call) {
 	case extract:
 		c.add(Moderate, "R14 workspace change", "tar extract")
 		if d, ok := p.val("-C", "--directory"); ok {
+			if own, ok := c.a.ownTarget(c.sc, d.s, false); ok {
+				c.a.addOwn(Forbidden, ownRule, "extracts an archive into "+own)
+			}
 			for _, r := range c.sc.resolvePath(d.s) {
 				if isSystemPath(r) || r == "/" {
 					c.add(High, "R13 system write", "extracts an archive into "+r)

@@ -374,6 +374,9 @@ func (a *analyzer) codeEffects(sc *scope, lang, text string, fl fflags, depth in
 		a.add(High, "R3 dynamic command", lang+" code known only at run time")
 		return
 	}
+	if own, ok := a.ownInCode(sc, text); ok {
+		a.addOwn(High, "R13 secret", lang+" code names the daemon's own "+own)
+	}
 	for _, m := range rxDeleteCall.FindAllStringSubmatch(text, -1) {
 		target := m[2]
 		if strings.HasPrefix(target, "~") {

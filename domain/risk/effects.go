@@ -61,6 +61,10 @@ func (a *analyzer) writePath(sc *scope, p string, mode writeMode, content stream
 		a.add(High, "R13 container", via+" inside a container: "+p)
 		return
 	}
+	if own, ok := a.ownPath(sc, p); ok {
+		a.addOwn(Forbidden, ownRule, via+" changes "+own)
+		return
+	}
 	switch classifyDevice(p) {
 	case harmlessDevice:
 		if strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") {
@@ -215,6 +219,12 @@ func (a *analyzer) destroyPath(sc *scope, p string, mode deleteMode, via string,
 	if emptyForm {
 		rule = "R17 empty expansion"
 	}
+	ownErr := ""
+	if own, ok := a.ownPath(sc, p); ok {
+		ownErr = own
+	} else if own, ok := a.holdsOwn(sc, p); ok && mode == recursiveDelete {
+		ownErr = p + ", which holds " + own
+	}
 	switch {
 	case hasMarker(p):
 		if mode >= forcedDelete {
@@ -232,6 +242,8 @@ func (a *analyzer) destroyPath(sc *scope, p string, mode deleteMode, via string,
 		a.add(Forbidden, "R9c primary disk", via+" on "+p)
 	case mode == recursiveDelete && isCritical(p):
 		a.add(Forbidden, rule, via+" of "+p)
+	case ownErr != "":
+		a.addOwn(Forbidden, ownRule, via+" of "+ownErr)
 	case isCriticalFile(p):
 		a.add(Forbidden, "R9b critical file", via+" of "+p)
 	case mode >= forcedDelete:
@@ -251,7 +263,12 @@ func (a *analyzer) destroyPath(sc *scope, p string, mode deleteMode, via string,
 func (a *analyzer) readTarget(sc *scope, target field) fflags {
 	var fl fflags
 	for _, p := range sc.resolvePath(target.s) {
+		own, isOwn := a.ownPath(sc, p)
 		switch {
+		case isOwn:
+			a.addOwn(High, "R13 secret", "reads the daemon's own "+own)
+			a.secretReads++
+			fl |= fSecret
 		case isSecretPath(p):
 			a.add(High, "R13 secret", "reads "+p)
 			a.secretReads++

@@ -58,6 +58,8 @@ type analyzer struct {
 	peak Level
 	// secretReads counts the secret files readTarget reported by name.
 	secretReads int
+	// ownHits counts the reasons about the daemon's own files (addOwn).
+	ownHits int
 }
 
 type eventSet uint8
