@@ -196,7 +196,7 @@ func (c *conn) introduce(clientID, version string, resume bool) {
 	rec.version, rec.live, rec.conn = version, true, c
 	c.srv.mu.Unlock()
 
-	c.initialized, c.clientID, c.version = true, clientID, version
+	c.initialized, c.clientID = true, clientID
 	c.srv.hub.SetClientID(c.sub, clientID)
 	if replaced != nil {
 		replaced.close(ports.ClosePolicy, clientID+" connected again on another connection")

@@ -220,7 +220,6 @@ type conn struct {
 
 	initialized  bool
 	clientID     string
-	version      string
 	defaultShell string
 
 	chMu     sync.Mutex
