@@ -6,11 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -400,28 +403,286 @@ func TestApprovalsListsAPendingCommandAndApproveAndDenyDecideIt(t *testing.T) {
 	session, _ := created["session_id"].(string)
 	require.NotEmpty(t, session)
 	dir := t.TempDir()
+	hold := func(name string) string {
+		status, held := d.agentAPI(t, agent, "POST", "/api/agent-terminal/execute?session_id="+session,
+			map[string]any{"command": "mkdir " + filepath.Join(dir, name)})
+		require.Equal(t, "pending_approval", held["status"], "HTTP %d: %v", status, held)
+		id, _ := held["approval_id"].(string)
+		require.NotEmpty(t, id)
+		return id
+	}
+
+	approved := hold("approved")
+	res = cli(t, d.remoteEnv(), "approvals")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Regexp(t, regexp.QuoteMeta(session)+`\s+`+regexp.QuoteMeta(approved)+`\s+helper\s+chat_agent\s+moderate\s+mkdir `+regexp.QuoteMeta(filepath.Join(dir, "approved")), res.stdout)
+	res = cli(t, d.remoteEnv(), "approve", session, approved)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stderr, "approved")
+	require.DirExists(t, filepath.Join(dir, "approved"))
+
+	// Without the id, from a script: deny shows and denies what is held;
+	// approve shows it and refuses to approve what nobody confirmed.
+	denied := hold("denied")
+	res = cli(t, d.remoteEnv(), "approve", session)
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "shellgate approve "+session+" "+denied)
+	require.NoDirExists(t, filepath.Join(dir, "denied"))
+	res = cli(t, d.remoteEnv(), "deny", session)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stderr, "denied: mkdir "+filepath.Join(dir, "denied"))
+	require.NoDirExists(t, filepath.Join(dir, "denied"))
+
+	res = cli(t, d.remoteEnv(), "approve", session, denied)
+	require.Equal(t, 1, res.code, "nothing is pending any more")
+	require.Contains(t, res.stderr, "did not approve: approval "+denied+" is no longer the command session "+session+" is waiting on")
+}
+
+// TestApproveOfAListedCommandNeverRunsTheOneHeldSince is the review's case
+// against the real daemon: a person lists a held command; someone else
+// denies it and the agent submits another; the person's approval of the
+// listed one is refused, and the new one does not run.
+func TestApproveOfAListedCommandNeverRunsTheOneHeldSince(t *testing.T) {
+	d := startDaemon(t)
+	agent := d.addUser(t, "helper", "chat_agent")
+	status, created := d.agentAPI(t, agent, "POST", "/api/agent-terminal/sessions", map[string]any{"agent_id": "helper", "agent_role": "chat_agent"})
+	require.Equal(t, http.StatusCreated, status, created)
+	session, _ := created["session_id"].(string)
+	dir := t.TempDir()
 	hold := func(name string) {
 		status, held := d.agentAPI(t, agent, "POST", "/api/agent-terminal/execute?session_id="+session,
 			map[string]any{"command": "mkdir " + filepath.Join(dir, name)})
 		require.Equal(t, "pending_approval", held["status"], "HTTP %d: %v", status, held)
 	}
 
-	hold("approved")
+	hold("listed")
+	res := cli(t, d.remoteEnv(), "approvals")
+	require.Equal(t, 0, res.code, res.stderr)
+	row := regexp.MustCompile(regexp.QuoteMeta(session) + `\s+(\S+)\s+helper\s+chat_agent\s+moderate\s+mkdir \S+listed`).FindStringSubmatch(res.stdout)
+	require.NotNil(t, row, res.stdout)
+	listed := row[1]
+
+	status, decided := d.agentAPI(t, d.token, "POST", "/api/agent-terminal/sessions/"+session+"/approve", map[string]any{"approved": false})
+	require.Equal(t, http.StatusOK, status, decided)
+	hold("submitted-since")
+
+	res = cli(t, d.remoteEnv(), "approve", session, listed)
+	require.Equal(t, 1, res.code, res.stdout)
+	require.Contains(t, res.stderr, "did not approve: approval "+listed+" is no longer the command session "+session+" is waiting on, so nothing was decided")
+	require.Contains(t, res.stderr, "submitted-since", "it says what is held now")
+	require.NoDirExists(t, filepath.Join(dir, "submitted-since"))
+	require.NoDirExists(t, filepath.Join(dir, "listed"))
+
 	res = cli(t, d.remoteEnv(), "approvals")
-	require.Equal(t, 0, res.code, res.stderr)
-	require.Regexp(t, regexp.QuoteMeta(session)+`\s+helper\s+chat_agent\s+moderate\s+mkdir `+regexp.QuoteMeta(filepath.Join(dir, "approved")), res.stdout)
-	res = cli(t, d.remoteEnv(), "approve", session)
-	require.Equal(t, 0, res.code, res.stderr)
-	require.Contains(t, res.stderr, "approved")
-	require.DirExists(t, filepath.Join(dir, "approved"))
+	require.Regexp(t, `mkdir \S+submitted-since`, res.stdout, "the new command is still waiting for its own decision")
+}
 
-	hold("denied")
-	res = cli(t, d.remoteEnv(), "deny", session)
-	require.Equal(t, 0, res.code, res.stderr)
-	require.Contains(t, res.stderr, "denied")
-	require.NoDirExists(t, filepath.Join(dir, "denied"))
+// slowQueueDaemon is a daemon that drops a client once it is 64 KiB behind.
+func slowQueueDaemon(t *testing.T) *daemon {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("client_queue_bytes: 65536\n"), 0o600))
+	return startDaemon(t, "--config", cfg)
+}
 
-	res = cli(t, d.remoteEnv(), "approve", session)
-	require.Equal(t, 1, res.code, "nothing is pending any more")
-	require.Contains(t, res.stderr, "the daemon refused POST /api/agent-terminal/sessions/"+session+"/approve: HTTP ")
+// slowClientsDropped reads shellgate_slow_clients_dropped_total; -1 when
+// it cannot. (It runs inside require.Eventually's own goroutine, so it
+// does not fail the test itself.)
+func (d *daemon) slowClientsDropped() int {
+	resp, err := http.Get("http://" + d.addr + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return -1
+	}
+	m := regexp.MustCompile(`(?m)^shellgate_slow_clients_dropped_total (\d+)$`).FindStringSubmatch(string(body))
+	if m == nil {
+		return -1
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// waitDropped waits until the daemon has dropped a slow client.
+func (d *daemon) waitDropped(t *testing.T) {
+	t.Helper()
+	require.Eventually(t, func() bool { return d.slowClientsDropped() >= 1 }, patience, 20*time.Millisecond,
+		"the daemon never dropped the paused client")
+}
+
+// pausedRun is the binary with its stdout on a pipe that the test reads
+// only when it chooses: a reader that pauses.
+type pausedRun struct {
+	out    *os.File
+	stderr strings.Builder // read only once waited is closed
+	waited chan struct{}
+	err    error
+}
+
+// startPaused starts shellgate args with stdin (may be nil) and its
+// stdout unread. However the test ends, the process is reaped.
+func startPaused(t *testing.T, stdin *os.File, args ...string) *pausedRun {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = cleanEnv()
+	cmd.WaitDelay = 5 * time.Second
+	out, w, err := os.Pipe()
+	require.NoError(t, err)
+	p := &pausedRun{out: out, waited: make(chan struct{})}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, w, &p.stderr
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		out.Close()
+		require.NoError(t, err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.waited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.waited:
+		default:
+			_ = cmd.Process.Kill()
+			<-p.waited
+		}
+		out.Close()
+	})
+	return p
+}
+
+// finish reads the rest of the output and waits for the exit.
+func (p *pausedRun) finish(t *testing.T) (stdout, stderr string, code int) {
+	t.Helper()
+	read := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(p.out) // ends at the process's exit, or the cleanup's kill
+		read <- b
+	}()
+	select {
+	case <-p.waited:
+	case <-time.After(2 * patience):
+		t.Fatal("shellgate did not finish")
+	}
+	got := <-read
+	var exitErr *exec.ExitError
+	if errors.As(p.err, &exitErr) {
+		code = exitErr.ExitCode()
+	} else {
+		require.NoError(t, p.err)
+	}
+	return string(got), p.stderr.String(), code
+}
+
+// floodScript writes lines numbered 0 … n-1, each in a write of its own,
+// then done: about 2 KB a line.
+func floodScript(n int, done string) (script string, want string) {
+	line := strings.Repeat("x", 2000)
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%05d %s\n", i, line)
+	}
+	b.WriteString(done + "\n")
+	return fmt.Sprintf(`i=0; while [ $i -lt %d ]; do printf '%%05d %%s\n' $i "$LINE"; i=$((i+1)); done; echo %s`, n, done), b.String()
+}
+
+// firstDifference describes where got and want part, for a failure
+// message that does not print megabytes.
+func firstDifference(got, want string) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	return fmt.Sprintf("got %d bytes, want %d; they differ from byte %d: got %q, want %q",
+		len(got), len(want), i, got[i:min(len(got), i+40)], want[i:min(len(want), i+40)])
+}
+
+// TestExecReadSlowlyResumesAndDeliversAllItsOutput: exec's reader pauses
+// until the daemon has dropped exec for falling behind; exec resumes over a
+// new connection, writes every byte once, exits with the command's code and
+// leaves no terminal behind.
+func TestExecReadSlowlyResumesAndDeliversAllItsOutput(t *testing.T) {
+	d := slowQueueDaemon(t)
+	// About 6 MB in 3000 writes: more than the sockets and the client's
+	// buffer hold, less than the daemon's replay ring (8 MiB, 4096 events),
+	// so whatever exec misses can be replayed.
+	script, want := floodScript(3000, "exec-done")
+	watcher := d.dial(t, ahpclient.DialOptions{})
+	_, _, err := watcher.Initialize(ctxT(t), "watcher", nil, []string{ahpclient.RootChannel})
+	require.NoError(t, err)
+	run := startPaused(t, nil, append(append([]string{"exec"}, d.remoteArgs()...),
+		"-e", "LINE="+strings.Repeat("x", 2000), "--", "sh", "-c", script)...)
+
+	// The reader pauses: nothing is read until the daemon has dropped exec
+	// and the command has ended (so that exec resumes from a replay that
+	// holds the rest, rather than racing output still pouring in).
+	waitExited(t, watcher, "")
+	d.waitDropped(t)
+	got, stderr, code := run.finish(t)
+	require.Equal(t, 0, code, stderr)
+	require.True(t, got == want, firstDifference(got, want))
+	require.NotContains(t, stderr, "could not dispose")
+
+	list := cli(t, d.remoteEnv(), "ls")
+	require.Equal(t, 0, list.code, list.stderr)
+	require.Equal(t, "TERMINAL  TITLE  CLAIM  STATUS\n", list.stdout, "no terminal is left behind")
+}
+
+// waitExited waits until the root list, as watcher sees it, shows uri (or,
+// with uri empty, any terminal) exited.
+func waitExited(t *testing.T, watcher *ahpclient.Client, uri string) {
+	t.Helper()
+	_, err := watcher.WaitAction(ctxT(t), func(e ahpclient.Envelope) bool {
+		for _, ti := range e.View().Terminals {
+			if (uri == "" || ti.Resource == uri) && ti.Lifecycle != nil && ti.Lifecycle.Status == "exited" {
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(t, err, "the command never ended")
+}
+
+// TestAttachDroppedAsSlowReconnectsAndMissesNothing: attach's reader pauses
+// until the daemon has dropped it; attach reconnects, replays what it
+// missed, says so on stderr (not in the terminal's output) and carries on
+// to the terminal's exit.
+func TestAttachDroppedAsSlowReconnectsAndMissesNothing(t *testing.T) {
+	d := slowQueueDaemon(t)
+	script, want := floodScript(3000, "attach-done")
+	watcher := d.dial(t, ahpclient.DialOptions{})
+	_, _, err := watcher.Initialize(ctxT(t), "watcher", nil, []string{ahpclient.RootChannel})
+	require.NoError(t, err)
+	// It waits for a line, so that nothing is printed before attach is
+	// there to see it.
+	rpcErr, err := watcher.CreateTerminal(ctxT(t), ahpclient.CreateParams{Channel: "ahp-terminal:/flood",
+		Meta: map[string]any{"shellgate/spawn": map[string]any{"command": "read go; " + script, "pty": false,
+			"env": map[string]any{"LINE": strings.Repeat("x", 2000)}}}})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+
+	in, typed, err := os.Pipe()
+	require.NoError(t, err)
+	defer typed.Close()
+	run := startPaused(t, in, append([]string{"attach", "flood"}, d.remoteArgs()...)...)
+	in.Close()
+	// attach reads what is typed only once it is subscribed.
+	_, err = typed.WriteString("go\n")
+	require.NoError(t, err)
+	require.NoError(t, typed.Close())
+
+	waitExited(t, watcher, "ahp-terminal:/flood")
+	d.waitDropped(t)
+	got, stderr, code := run.finish(t)
+	require.Equal(t, 0, code, stderr)
+	require.True(t, got == want, firstDifference(got, want))
+	require.Contains(t, stderr, "shellgate: fell behind the terminal's output and was dropped by the daemon; reconnected, nothing missed\n")
+	require.Contains(t, stderr, "ahp-terminal:/flood exited with code 0")
 }

@@ -39,7 +39,9 @@ pseudoterminal.
 
 Detach with ` + detachKeys + `: the terminal keeps running (ls shows it, attach
 returns to it). Press Ctrl-] twice to send one Ctrl-]. When the terminal's
-process ends, attach ends too, with its exit code.
+process ends, attach ends too, with its exit code. If the daemon drops this
+client for falling behind the output (or the connection breaks), attach
+reconnects and carries on, with a note on stderr.
 
 On a terminal without a pty (pipes) this side stays line-buffered: lines are
 sent on Enter, Ctrl-C interrupts the process, and the detach sequence is
@@ -67,7 +69,11 @@ followed by Enter (or press Ctrl-\). SIGTERM or SIGHUP detach as well.`,
 // attachment is one attach run: the connection, the local terminal and
 // what must be undone on the way out.
 type attachment struct {
-	c      *client.Client
+	// connMu guards c, which a resume replaces, and swapped, closed then.
+	connMu  sync.Mutex
+	c       *client.Client
+	swapped chan struct{}
+
 	uri    string
 	in     io.Reader
 	out    io.Writer
@@ -114,8 +120,8 @@ func runAttach(cmd *cobra.Command, r remote, target string) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	a.c = c
+	a.c, a.swapped = c, make(chan struct{})
+	defer func() { _ = a.conn().Close() }()
 	setup, cancelSetup := context.WithTimeout(ctx, setupPatience)
 	defer cancelSetup()
 
@@ -175,10 +181,18 @@ func runAttach(cmd *cobra.Command, r remote, target string) error {
 	go a.pumpInput(ctx, detached, inputDone)
 
 	for {
+		c := a.conn()
 		select {
 		case env, ok := <-c.Actions():
 			if !ok {
-				return a.finish(ending{err: connectionLost(c)})
+				if end, over := a.resume(ctx, c); over {
+					return a.finish(end)
+				}
+				// A resize the old connection could not send goes now.
+				if err := a.followSize(ctx); err != nil {
+					return a.finish(ending{err: err})
+				}
+				continue
 			}
 			if end, over := a.apply(env); over {
 				return a.finish(end)
@@ -199,7 +213,9 @@ func runAttach(cmd *cobra.Command, r remote, target string) error {
 		case sig := <-sigs:
 			if sig == os.Interrupt && !a.isRaw() {
 				// Line-buffered (pipes): Ctrl-C is for the remote process.
-				if err := c.Input(ctx, a.uri, "\x03"); err != nil {
+				// On a connection that just ended it is lost, as a key
+				// typed into a dropped ssh session is.
+				if err := c.Input(ctx, a.uri, "\x03"); err != nil && !ended(c) {
 					return a.finish(ending{err: err})
 				}
 				continue
@@ -230,6 +246,94 @@ func terminalExit(uri string, code *int) ending {
 	return e
 }
 
+// conn is the current connection and a channel closed when a resume
+// replaces it.
+func (a *attachment) conn() *client.Client {
+	a.connMu.Lock()
+	defer a.connMu.Unlock()
+	return a.c
+}
+
+func (a *attachment) connAndSwap() (*client.Client, <-chan struct{}) {
+	a.connMu.Lock()
+	defer a.connMu.Unlock()
+	return a.c, a.swapped
+}
+
+// resume carries the attachment on over a new connection after c ended:
+// the output missed meanwhile is replayed, or, when the daemon no longer
+// holds it, the terminal is shown afresh from its snapshot. over says
+// attach has ended instead.
+func (a *attachment) resume(ctx context.Context, c *client.Client) (ending, bool) {
+	lost := connectionLost(c)
+	if !client.Resumable(lost) {
+		return ending{err: lost}, true
+	}
+	why := "lost the connection to the daemon"
+	if ce := (*client.ConnectionError)(nil); errors.As(lost, &ce) && ce.FellBehind() {
+		why = "fell behind the terminal's output and was dropped by the daemon"
+	}
+	setup, cancel := context.WithTimeout(ctx, setupPatience)
+	defer cancel()
+	next, res, err := c.Resume(setup)
+	if err != nil {
+		return ending{err: fmt.Errorf("%w; reconnecting failed: %v", lost, err)}, true
+	}
+	_ = c.Close()
+	a.connMu.Lock()
+	a.c = next
+	close(a.swapped)
+	a.swapped = make(chan struct{})
+	a.connMu.Unlock()
+	if res.IsMissing(a.uri) {
+		return ending{note: a.uri + " was disposed of", err: exitCodeError(1)}, true
+	}
+	if res.Replay {
+		a.notice(why + "; reconnected, nothing missed")
+		for _, env := range res.Actions {
+			if end, over := a.apply(env); over {
+				return end, true
+			}
+		}
+		return ending{}, false
+	}
+	// The gap is older than the daemon's replay buffer: what the terminal
+	// printed meanwhile is lost. On a screen, its retained output is
+	// shown again (as a fresh attach would); a file or pipe gets no
+	// repeats.
+	snap, _ := res.Snapshot(a.uri)
+	state, err := snap.Terminal()
+	if err != nil {
+		return ending{err: err}, true
+	}
+	if a.outTTY {
+		a.notice(why + "; reconnected, but some output was missed: showing the terminal's retained output again")
+		if err := a.output(state.Text()); err != nil {
+			return ending{err: err}, true
+		}
+	} else {
+		a.notice(why + "; reconnected, but some output was missed")
+	}
+	if root, ok := res.Snapshot(client.RootChannel); ok {
+		if list, err := root.Root(); err == nil && !listed(list.Terminals, a.uri) {
+			return ending{note: a.uri + " was disposed of", err: exitCodeError(1)}, true
+		}
+	}
+	if exited, code := state.Exited(); exited {
+		return terminalExit(a.uri, code), true
+	}
+	return ending{}, false
+}
+
+func listed(ts []client.TerminalInfo, uri string) bool {
+	for _, t := range ts {
+		if t.Resource == uri {
+			return true
+		}
+	}
+	return false
+}
+
 // apply handles one envelope; over says the attachment has ended.
 func (a *attachment) apply(env client.Envelope) (ending, bool) {
 	switch env.Channel {
@@ -253,10 +357,8 @@ func (a *attachment) apply(env client.Envelope) (ending, bool) {
 		if env.Action.Type != "root/terminalsChanged" {
 			return ending{}, false
 		}
-		for _, t := range env.Action.Terminals {
-			if t.Resource == a.uri {
-				return ending{}, false
-			}
+		if listed(env.Action.Terminals, a.uri) {
+			return ending{}, false
 		}
 		// No terminal channel says it was disposed of; only the list does.
 		return ending{note: a.uri + " was disposed of", err: exitCodeError(1)}, true
@@ -288,7 +390,7 @@ func (a *attachment) pumpInput(ctx context.Context, detached chan<- struct{}, do
 			var text string
 			text, carry = completeUTF8(append(carry, chunk...))
 			if text != "" {
-				if ierr := a.c.Input(ctx, a.uri, text); ierr != nil {
+				if ierr := a.input(ctx, text); ierr != nil {
 					done <- ierr
 					return
 				}
@@ -308,14 +410,39 @@ func (a *attachment) pumpInput(ctx context.Context, detached chan<- struct{}, do
 	}
 }
 
+// input sends typed text. When the connection has just ended it waits for
+// the main loop to resume on a new one and sends it there; ctx ends when
+// attach does.
+func (a *attachment) input(ctx context.Context, text string) error {
+	for {
+		c, swapped := a.connAndSwap()
+		err := c.Input(ctx, a.uri, text)
+		if err == nil || !ended(c) {
+			return err
+		}
+		select {
+		case <-swapped:
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
 // followSize sends the window size when it has changed.
 func (a *attachment) followSize(ctx context.Context) error {
 	cols, rows, ok := windowSize(a.sizeFd)
 	if !ok || !a.isPty || [2]int{cols, rows} == a.lastSize {
 		return nil
 	}
+	c := a.conn()
+	if err := c.Resize(ctx, a.uri, cols, rows); err != nil {
+		if ended(c) {
+			return nil // sent again once a new size comes, after the resume
+		}
+		return err
+	}
 	a.lastSize = [2]int{cols, rows}
-	return a.c.Resize(ctx, a.uri, cols, rows)
+	return nil
 }
 
 func (a *attachment) makeRaw() error {

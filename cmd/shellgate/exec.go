@@ -40,7 +40,12 @@ is not forwarded.
 
 Ctrl-C once sends an interrupt to the command; a second Ctrl-C, or SIGTERM,
 stops waiting. The terminal is disposed of afterwards unless --keep is given
-(then attach to it, or see it with ls).`,
+(then attach to it, or see it with ls).
+
+If stdout is read so slowly that the daemon drops exec for falling behind,
+exec reconnects and resumes where it was: no output is lost or repeated. If
+the daemon no longer holds everything exec missed, exec says the output is
+incomplete, disposes of the terminal (unless --keep) and exits 1.`,
 		Example: `  shellgate exec -- make -j4 test
   shellgate exec --pty --cwd /srv/app -- htop
   shellgate exec -- sh -c 'echo hello; exit 3'`,
@@ -107,7 +112,9 @@ func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) erro
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	// The connection exec is on: a new one after a resume.
+	cur := c
+	defer func() { _ = cur.Close() }()
 	params.Channel = client.TerminalURI(client.RandomID())
 	setup, cancelSetup := context.WithTimeout(ctx, setupPatience)
 	defer cancelSetup()
@@ -121,7 +128,7 @@ func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) erro
 		defer func() {
 			dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer dcancel()
-			if err := c.DisposeTerminal(dctx, uri); err != nil {
+			if err := disposeOf(dctx, cur, uri); err != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "shellgate: could not dispose of %s: %v\n", uri, r.scrub(err))
 			}
 		}()
@@ -140,36 +147,138 @@ func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) erro
 	if exited, code := state.Exited(); exited {
 		return exitStatus(cmd.ErrOrStderr(), code)
 	}
-	interrupted := false
+	// follow handles one envelope; over says exec is done, with err.
+	follow := func(env client.Envelope) (over bool, err error) {
+		if env.Channel != uri {
+			return false, nil
+		}
+		switch env.Action.Type {
+		case "terminal/data":
+			if err := writeOutput(out, env.Action.Data); err != nil {
+				return true, err
+			}
+		case "terminal/exited":
+			return true, exitStatus(cmd.ErrOrStderr(), env.Action.ExitCode)
+		}
+		return false, nil
+	}
+	interrupted, interruptOwed := false, false
 	for {
 		select {
-		case env, ok := <-c.Actions():
+		case env, ok := <-cur.Actions():
 			if !ok {
-				return connectionLost(c)
-			}
-			if env.Channel != uri {
-				continue
-			}
-			switch env.Action.Type {
-			case "terminal/data":
-				if err := writeOutput(out, env.Action.Data); err != nil {
+				// Everything the connection brought has been written: carry
+				// on from there over a new one.
+				next, over, err := resumeExec(ctx, cur, uri, opts.keep, follow)
+				if next != nil {
+					_ = cur.Close()
+					cur = next
+				}
+				if over {
 					return err
 				}
-			case "terminal/exited":
-				return exitStatus(cmd.ErrOrStderr(), env.Action.ExitCode)
+				if interruptOwed {
+					interruptOwed = false
+					if err := cur.Input(ctx, uri, "\x03"); err != nil && !ended(cur) {
+						return err
+					}
+				}
+				continue
+			}
+			if over, err := follow(env); over {
+				return err
 			}
 		case sig := <-sigs:
 			if sig == os.Interrupt && !interrupted {
 				// On pipes the daemon turns ^C into SIGINT to the command's
 				// process group; on a pty the line discipline does.
 				interrupted = true
-				if err := c.Input(ctx, uri, "\x03"); err != nil {
-					return err
+				if err := cur.Input(ctx, uri, "\x03"); err != nil {
+					if !ended(cur) {
+						return err
+					}
+					interruptOwed = true // sent once exec has resumed
 				}
 				continue
 			}
 			return exitCodeError(128 + int(sig.(syscall.Signal)))
 		}
+	}
+}
+
+// resumeExec carries exec on after its connection ended: over a new
+// connection, from the last output written, through follow. It returns the
+// new connection (nil when there is none) and, when exec is over, the
+// error (or exit code) it ends with.
+func resumeExec(ctx context.Context, c *client.Client, uri string, keep bool, follow func(client.Envelope) (bool, error)) (next *client.Client, over bool, err error) {
+	lost := connectionLost(c)
+	if !client.Resumable(lost) {
+		return nil, true, lost
+	}
+	setup, cancel := context.WithTimeout(ctx, setupPatience)
+	defer cancel()
+	next, res, err := c.Resume(setup)
+	if err != nil {
+		var ce *client.ConnectionError
+		if errors.As(lost, &ce) && ce.FellBehind() {
+			return nil, true, fmt.Errorf("exec fell behind the command's output and the daemon dropped it; resuming failed: %v", err)
+		}
+		return nil, true, fmt.Errorf("%w; resuming failed: %v", lost, err)
+	}
+	if res.IsMissing(uri) {
+		return next, true, fmt.Errorf("%s was disposed of while exec was reconnecting", uri)
+	}
+	if !res.Replay {
+		// The daemon no longer holds what was missed: exec cannot give the
+		// whole output, so it says so instead of pretending.
+		why := "exec fell so far behind the command's output that the daemon no longer holds the part it missed: exec's output is incomplete"
+		if snap, ok := res.Snapshot(uri); ok {
+			if state, err := snap.Terminal(); err == nil {
+				if exited, code := state.Exited(); exited {
+					if code != nil {
+						return next, true, fmt.Errorf("%s (the command exited with code %d)", why, *code)
+					}
+					return next, true, fmt.Errorf("%s (the command has ended)", why)
+				}
+			}
+		}
+		if keep {
+			return next, true, fmt.Errorf("%s (the command runs on in the kept terminal)", why)
+		}
+		return next, true, fmt.Errorf("%s, and the command is being stopped", why)
+	}
+	for _, env := range res.Actions {
+		if over, err := follow(env); over {
+			return next, true, err
+		}
+	}
+	return next, false, nil
+}
+
+// disposeOf disposes of uri over c or, when c's connection has ended, over
+// a fresh one under the same client id (the terminal's claim names it).
+func disposeOf(ctx context.Context, c *client.Client, uri string) error {
+	if !ended(c) {
+		err := c.DisposeTerminal(ctx, uri)
+		if err == nil || !ended(c) {
+			return err
+		}
+	}
+	fresh, err := c.Reopen(ctx)
+	if err != nil {
+		return err
+	}
+	defer fresh.Close()
+	return fresh.DisposeTerminal(ctx, uri)
+}
+
+// ended says whether c's connection has ended.
+func ended(c *client.Client) bool {
+	select {
+	case <-c.Done():
+		return true
+	default:
+		return false
 	}
 }
 

@@ -1,13 +1,14 @@
 // Package client is the command line's own Agent Host Protocol client: the
 // small part of AHP that attach, exec and ls need (initialize, subscribe,
-// createTerminal, disposeTerminal, dispatchAction and the action stream)
-// over a WebSocket opened with a bearer token, plus a helper for the agent
-// REST API.
+// createTerminal, disposeTerminal, dispatchAction, reconnect and the action
+// stream) over a WebSocket opened with a bearer token, plus a helper for the
+// agent REST API.
 //
 // One goroutine reads the socket. Responses go to their callers; action
 // envelopes go, in order, to Actions, which the caller must keep draining:
 // the reader waits for room, so a caller that stops draining stops reading
 // (and the daemon eventually drops a client that falls that far behind).
+// Such a client carries on over a new connection with Resume.
 package client
 
 import (
@@ -59,6 +60,9 @@ type Client struct {
 	ws       *websocket.Conn
 	clientID string
 	name     string
+	// url and token reach the daemon again, for Resume and Reopen.
+	url   string
+	token string
 
 	nextID atomic.Uint64
 
@@ -71,6 +75,7 @@ type Client struct {
 	mu      sync.Mutex
 	pending map[uint64]*call
 	fromSeq map[string]uint64 // per channel: the snapshot's serverSeq
+	subs    map[string]bool   // the channels subscribed to, for Resume
 	lastSeq uint64
 	ended   bool
 	err     error // why the connection ended
@@ -126,9 +131,10 @@ func Dial(ctx context.Context, rawURL string, opts Options) (*Client, error) {
 		name = "shellgate-cli"
 	}
 	c := &Client{
-		ws: ws, clientID: id, name: name,
+		ws: ws, clientID: id, name: name, url: rawURL, token: opts.Token,
 		pending: map[uint64]*call{},
 		fromSeq: map[string]uint64{},
+		subs:    map[string]bool{},
 		actions: make(chan Envelope, 256),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
@@ -209,8 +215,10 @@ func (c *Client) readLoop() {
 		for _, p := range pending {
 			p.reply <- reply{err: cause}
 		}
-		close(c.actions)
+		// Done first: whoever sees Actions closed finds the connection
+		// ended (and may Resume it) at once.
 		close(c.done)
+		close(c.actions)
 	}()
 	for {
 		_, frame, err := c.ws.Read(context.Background())
@@ -225,16 +233,60 @@ func (c *Client) readLoop() {
 	}
 }
 
+// ConnectionError says why the daemon's side of the connection ended.
+type ConnectionError struct {
+	// Code is the WebSocket close code the daemon sent; 0 when the
+	// connection was lost without one.
+	Code int
+	// Reason is the daemon's close reason.
+	Reason string
+	// Err is the transport's error when there was no close frame.
+	Err error
+}
+
+// Error reads like "the daemon closed the connection: <reason> (1008)" or
+// "lost the connection to the daemon: <error>".
+func (e *ConnectionError) Error() string {
+	switch {
+	case e.Code != 0 && e.Reason != "":
+		return fmt.Sprintf("the daemon closed the connection: %s (%d)", e.Reason, e.Code)
+	case e.Code != 0:
+		return fmt.Sprintf("the daemon closed the connection (%d)", e.Code)
+	}
+	return fmt.Sprintf("lost the connection to the daemon: %v", e.Err)
+}
+
+func (e *ConnectionError) Unwrap() error { return e.Err }
+
+// FellBehind says the daemon dropped this client for not keeping up with
+// the output (it closes such a client with a policy violation, 1008).
+func (e *ConnectionError) FellBehind() bool {
+	return e.Code == int(websocket.StatusPolicyViolation)
+}
+
+// Resumable says whether a connection that ended with err (from Err) can
+// be carried on with Resume: the daemon dropped the client, or the
+// connection broke. A daemon that is stopping (1001) or that closed
+// normally, and a connection this side closed, cannot.
+func Resumable(err error) bool {
+	var ce *ConnectionError
+	if !errors.As(err, &ce) {
+		return false
+	}
+	switch ce.Code {
+	case 0, int(websocket.StatusPolicyViolation), int(websocket.StatusInternalError), int(websocket.StatusAbnormalClosure):
+		return true
+	}
+	return false
+}
+
 // connectionEnded words why the socket ended.
 func connectionEnded(err error) error {
 	var ce websocket.CloseError
 	if errors.As(err, &ce) {
-		if ce.Reason != "" {
-			return fmt.Errorf("the daemon closed the connection: %s (%d)", ce.Reason, int(ce.Code))
-		}
-		return fmt.Errorf("the daemon closed the connection (%d)", int(ce.Code))
+		return &ConnectionError{Code: int(ce.Code), Reason: ce.Reason}
 	}
-	return fmt.Errorf("lost the connection to the daemon: %v", err)
+	return &ConnectionError{Err: err}
 }
 
 // frame is any incoming JSON-RPC message.
@@ -302,6 +354,24 @@ func (c *Client) answer(f frame) {
 // envelope decodes an action notification and drops one that a snapshot
 // this client holds already reflects.
 func (c *Client) envelope(params json.RawMessage) (Envelope, bool) {
+	env, ok := decodeEnvelope(params)
+	if !ok {
+		return Envelope{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if from, ok := c.fromSeq[env.Channel]; ok && env.ServerSeq <= from {
+		return Envelope{}, false
+	}
+	if env.ServerSeq > c.lastSeq {
+		c.lastSeq = env.ServerSeq
+	}
+	return env, true
+}
+
+// decodeEnvelope decodes the params of an action notification (also the
+// shape of a replayed action).
+func decodeEnvelope(params json.RawMessage) (Envelope, bool) {
 	var w struct {
 		Channel         string          `json:"channel"`
 		Action          json.RawMessage `json:"action"`
@@ -321,23 +391,17 @@ func (c *Client) envelope(params json.RawMessage) (Envelope, bool) {
 		_ = json.Unmarshal(w.Action, &head)
 		env.Action = Action{Type: head.Type}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if from, ok := c.fromSeq[w.Channel]; ok && w.ServerSeq <= from {
-		return Envelope{}, false
-	}
-	if w.ServerSeq > c.lastSeq {
-		c.lastSeq = w.ServerSeq
-	}
 	return env, true
 }
 
-// noteSnapshots records where each snapshot stands in the stream.
+// noteSnapshots records where each snapshot stands in the stream, and that
+// its channel is subscribed to.
 func (c *Client) noteSnapshots(snaps ...Snapshot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, s := range snaps {
 		c.fromSeq[s.Resource] = s.FromSeq
+		c.subs[s.Resource] = true
 		if s.FromSeq > c.lastSeq {
 			c.lastSeq = s.FromSeq
 		}
