@@ -7,14 +7,10 @@ package hub
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/shellgate/shellgate/domain/terminal"
 )
-
-// ErrNoChannel is returned when subscribing to a channel that is not open.
-var ErrNoChannel = errors.New("no such channel")
 
 // ErrUnsubscribed ends a subscriber that was removed on purpose.
 var ErrUnsubscribed = errors.New("unsubscribed")
@@ -169,24 +165,6 @@ func (h *Hub) SetClientID(s *Subscriber, id string) {
 	s.clientID = id
 }
 
-// Subscribe adds s to the channel and returns the snapshot taken in the same
-// step, with the sequence number it reflects: every later event for the
-// channel has a greater one.
-func (h *Hub) Subscribe(s *Subscriber, channel string, snapshot func() any) (any, uint64, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	subs, ok := h.channels[channel]
-	if !ok {
-		return nil, 0, fmt.Errorf("%w: %s", ErrNoChannel, channel)
-	}
-	snap := snapshot()
-	if s.Err() == nil {
-		subs[s] = struct{}{}
-		s.channels[channel] = struct{}{}
-	}
-	return snap, h.seq, nil
-}
-
 // Unsubscribe removes s from one channel.
 func (h *Hub) Unsubscribe(s *Subscriber, channel string) {
 	h.mu.Lock()
@@ -200,44 +178,6 @@ func (h *Hub) Remove(s *Subscriber) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.drop(s, ErrUnsubscribed)
-}
-
-// Since returns the events after seq that clientID would have received on the
-// given channels, or false when the ring no longer reaches back that far.
-func (h *Hub) Since(seq uint64, clientID string, channels map[string]bool) ([]Event, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.ring.since(seq, h.seq, func(ev Event) bool {
-		return channels[ev.Channel] && (ev.Audience == "" || ev.Audience == clientID)
-	})
-}
-
-// Resume subscribes s to channels and returns, in the same step, the events
-// after seq it missed on them; false when the ring no longer reaches back so
-// far (s is then subscribed to nothing). Channels that are gone are returned
-// as missing.
-func (h *Hub) Resume(s *Subscriber, seq uint64, channels []string) (events []Event, missing []string, ok bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	want := make(map[string]bool, len(channels))
-	for _, c := range channels {
-		if _, open := h.channels[c]; open {
-			want[c] = true
-		} else {
-			missing = append(missing, c)
-		}
-	}
-	events, ok = h.ring.since(seq, h.seq, func(ev Event) bool {
-		return want[ev.Channel] && (ev.Audience == "" || ev.Audience == s.clientID)
-	})
-	if !ok {
-		return nil, nil, false
-	}
-	for c := range want {
-		h.channels[c][s] = struct{}{}
-		s.channels[c] = struct{}{}
-	}
-	return events, missing, true
 }
 
 func (h *Hub) enqueue(s *Subscriber, ev Event) {

@@ -33,6 +33,28 @@ func drain(t *testing.T, s *hub.Subscriber, n int) []hub.Event {
 	return got
 }
 
+// subscribe joins s to an open channel the way the daemon does, inside an
+// Update, and fails the test if the hub refuses.
+func subscribe(t *testing.T, h *hub.Hub, s *hub.Subscriber, channel string) {
+	t.Helper()
+	var ok bool
+	h.Update(func(tx hub.Tx) { ok = tx.Subscribe(s, channel) })
+	require.True(t, ok, "subscribe to %s", channel)
+}
+
+// replay is what s missed on channels since seq, as a reconnecting client
+// is given it, or false when the ring no longer reaches back that far.
+func replay(h *hub.Hub, s *hub.Subscriber, seq uint64, channels ...string) ([]hub.Event, bool) {
+	want := make(map[string]bool, len(channels))
+	for _, c := range channels {
+		want[c] = true
+	}
+	var events []hub.Event
+	var ok bool
+	h.Update(func(tx hub.Tx) { events, ok = tx.Resume(s, seq, want) })
+	return events, ok
+}
+
 func TestSnapshotAndLiveStreamJoinWithNothingLostOrDoubled(t *testing.T) {
 	h := hub.New(hub.Options{})
 	state := terminal.New(terminal.Options{Title: "t"})
@@ -54,10 +76,15 @@ func TestSnapshotAndLiveStreamJoinWithNothingLostOrDoubled(t *testing.T) {
 	// Subscribe while output is flowing: snapshot text + live text must be
 	// exactly the whole stream.
 	s := hub.NewSubscriber("c1", 0)
-	snap, fromSeq, err := h.Subscribe(s, "T", func() any { return state.Snapshot() })
-	require.NoError(t, err)
+	var snap terminal.Snapshot
+	var fromSeq uint64
+	var ok bool
+	h.Update(func(tx hub.Tx) {
+		snap, ok, fromSeq = state.Snapshot(), tx.Subscribe(s, "T"), tx.Seq()
+	})
+	require.True(t, ok)
 	wg.Wait()
-	text := terminal.Text(snap.(terminal.Snapshot).Content)
+	text := terminal.Text(snap.Content)
 	seen := len(text)
 	var live strings.Builder
 	for _, ev := range drain(t, s, chunks-seen) {
@@ -78,8 +105,7 @@ func TestSlowSubscriberIsDroppedAndOthersKeepReceiving(t *testing.T) {
 	slow := hub.NewSubscriber("slow", 4096)
 	fast := hub.NewSubscriber("fast", 0)
 	for _, s := range []*hub.Subscriber{slow, fast} {
-		_, _, err := h.Subscribe(s, "T", func() any { return nil })
-		require.NoError(t, err)
+		subscribe(t, h, s, "T")
 	}
 	chunk := strings.Repeat("x", 1000)
 	for i := 0; i < 20; i++ {
@@ -101,8 +127,7 @@ func TestRejectionGoesToOneSubscriberWithoutAdvancingTheSequence(t *testing.T) {
 	h.Update(func(tx hub.Tx) { tx.Open("T") })
 	a, b := hub.NewSubscriber("a", 0), hub.NewSubscriber("b", 0)
 	for _, s := range []*hub.Subscriber{a, b} {
-		_, _, err := h.Subscribe(s, "T", func() any { return nil })
-		require.NoError(t, err)
+		subscribe(t, h, s, "T")
 	}
 	var before uint64
 	h.Update(func(tx hub.Tx) {
@@ -114,7 +139,7 @@ func TestRejectionGoesToOneSubscriberWithoutAdvancingTheSequence(t *testing.T) {
 	require.Equal(t, "no", got[1].Rejection)
 	require.Equal(t, before, got[1].Seq)
 	require.Len(t, drain(t, b, 1), 1)
-	events, ok := h.Since(0, "a", map[string]bool{"T": true})
+	events, ok := replay(h, a, 0, "T")
 	require.True(t, ok)
 	require.Len(t, events, 1, "rejections are never replayed")
 }
@@ -124,8 +149,7 @@ func TestAudienceLimitsDeliveryAndReplay(t *testing.T) {
 	h.Update(func(tx hub.Tx) { tx.Open("T") })
 	a, b := hub.NewSubscriber("a", 0), hub.NewSubscriber("b", 0)
 	for _, s := range []*hub.Subscriber{a, b} {
-		_, _, err := h.Subscribe(s, "T", func() any { return nil })
-		require.NoError(t, err)
+		subscribe(t, h, s, "T")
 	}
 	h.Update(func(tx hub.Tx) {
 		tx.Publish("T", terminal.Input{Data: "secret"}, &hub.Origin{ClientID: "a", ClientSeq: 1}, "a")
@@ -134,7 +158,7 @@ func TestAudienceLimitsDeliveryAndReplay(t *testing.T) {
 	require.Len(t, drain(t, a, 2), 2)
 	got := drain(t, b, 1)
 	require.Equal(t, terminal.Data{Data: "out"}, got[0].Action)
-	evB, ok := h.Since(0, "b", map[string]bool{"T": true})
+	evB, ok := replay(h, b, 0, "T")
 	require.True(t, ok)
 	require.Len(t, evB, 1)
 	h.Remove(a)
@@ -152,12 +176,21 @@ func TestResumeReplaysFromTheRingOrReportsTheGap(t *testing.T) {
 		tx.Close("U")
 	})
 	s := hub.NewSubscriber("c", 0)
-	_, _, ok := h.Resume(s, 1, []string{"T"})
+	_, ok := replay(h, s, 1, "T")
 	require.False(t, ok, "events 2 and 3 are gone")
 
-	events, missing, ok := h.Resume(s, 3, []string{"T", "U"})
+	// Replay and rejoin in one step, as the daemon does; U has closed, so
+	// it cannot be rejoined.
+	var events []hub.Event
+	joined := map[string]bool{}
+	h.Update(func(tx hub.Tx) {
+		events, ok = tx.Resume(s, 3, map[string]bool{"T": true, "U": true})
+		for _, c := range []string{"T", "U"} {
+			joined[c] = tx.Subscribe(s, c)
+		}
+	})
 	require.True(t, ok)
-	require.Equal(t, []string{"U"}, missing)
+	require.Equal(t, map[string]bool{"T": true, "U": false}, joined, "U is missing")
 	require.Len(t, events, 2)
 	require.Equal(t, uint64(4), events[0].Seq)
 
@@ -169,8 +202,9 @@ func TestResumeReplaysFromTheRingOrReportsTheGap(t *testing.T) {
 
 func TestSubscribeToAMissingChannelFails(t *testing.T) {
 	h := hub.New(hub.Options{})
-	_, _, err := h.Subscribe(hub.NewSubscriber("c", 0), "nope", func() any { return nil })
-	require.ErrorIs(t, err, hub.ErrNoChannel)
+	var ok bool
+	h.Update(func(tx hub.Tx) { ok = tx.Subscribe(hub.NewSubscriber("c", 0), "nope") })
+	require.False(t, ok)
 }
 
 func TestNextReturnsWhenContextEnds(t *testing.T) {
@@ -194,9 +228,10 @@ func TestReplayRingCountsWhatEventsWeigh(t *testing.T) {
 			tx.Publish("R", heavy{size: 3000}, nil, "")
 		}
 	})
-	_, ok := h.Since(2, "c", map[string]bool{"R": true})
+	s := hub.NewSubscriber("c", 0)
+	_, ok := replay(h, s, 2, "R")
 	require.False(t, ok, "heavy events push old ones out of the byte bound")
-	events, ok := h.Since(8, "c", map[string]bool{"R": true})
+	events, ok := replay(h, s, 8, "R")
 	require.True(t, ok)
 	require.Len(t, events, 2)
 }
@@ -217,7 +252,7 @@ func TestReplayKeepsOnlyTheNewestOfAFullList(t *testing.T) {
 			tx.Publish("T", terminal.Data{Data: "x"}, nil, "")
 		}
 	})
-	events, ok := h.Since(0, "c", map[string]bool{"R": true, "T": true})
+	events, ok := replay(h, hub.NewSubscriber("c", 0), 0, "R", "T")
 	require.True(t, ok, "superseded lists no longer crowd the ring")
 	var lists []hub.Event
 	for _, ev := range events {

@@ -89,10 +89,7 @@ func throughHost(b *testing.B, pty, passMarks bool) time.Duration {
 	if _, err := host.Create(ctx, terminals.Spec{URI: uri, PTY: pty, Command: flood, Claim: terminal.ClientHolds("bench")}); err != nil {
 		b.Fatal(err)
 	}
-	snap, _, err := host.Subscribe(sub, uri)
-	if err != nil {
-		b.Fatal(err)
-	}
+	snap := subscribe(b, host, sub, uri).Terminal
 	n := len(terminal.Text(snap.Content))
 	for done := snap.Lifecycle.IsExited(); !done; {
 		batch, err := sub.Next(ctx)

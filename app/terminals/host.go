@@ -420,29 +420,6 @@ func (h *Host) publishList(tx hub.Tx) {
 	tx.Publish(RootChannel, TerminalsChanged{Terminals: h.list()}, nil, "")
 }
 
-// SubscribeRoot subscribes s to the root list.
-func (h *Host) SubscribeRoot(s *hub.Subscriber) ([]Info, uint64, error) {
-	snap, seq, err := h.hub.Subscribe(s, RootChannel, func() any { return h.list() })
-	if err != nil {
-		return nil, 0, err
-	}
-	return snap.([]Info), seq, nil
-}
-
-// Subscribe subscribes s to a terminal and returns its snapshot.
-func (h *Host) Subscribe(s *hub.Subscriber, uri string) (terminal.Snapshot, uint64, error) {
-	snap, seq, err := h.hub.Subscribe(s, uri, func() any {
-		if t := h.terms[uri]; t != nil {
-			return t.state.Snapshot()
-		}
-		return nil
-	})
-	if err != nil || snap == nil {
-		return terminal.Snapshot{}, 0, fmt.Errorf("%w at %s", ErrNotFound, uri)
-	}
-	return snap.(terminal.Snapshot), seq, nil
-}
-
 // Snapshot returns the terminal's state now.
 func (h *Host) Snapshot(uri string) (terminal.Snapshot, error) {
 	var snap terminal.Snapshot

@@ -110,6 +110,17 @@ func (f *fixture) create(spec terminals.Spec) *terminals.Terminal {
 	return term
 }
 
+// subscribe joins s to one channel through SubscribeAll, as a client's
+// subscribe does, and returns the channel's snapshot; it fails when the
+// channel does not exist (SubscribeAll leaves it out).
+func subscribe(tb testing.TB, host *terminals.Host, s *hub.Subscriber, uri string) terminals.ChannelSnapshot {
+	tb.Helper()
+	var snaps []terminals.ChannelSnapshot
+	host.SubscribeAll(s, []string{uri}, func(got []terminals.ChannelSnapshot, _ uint64) { snaps = got })
+	require.Len(tb, snaps, 1, "no channel %s", uri)
+	return snaps[0]
+}
+
 // watcher follows one terminal: its snapshot text plus every live event.
 type watcher struct {
 	t      *testing.T
@@ -121,9 +132,9 @@ type watcher struct {
 func (f *fixture) watch(uri string) *watcher {
 	f.t.Helper()
 	w := &watcher{t: f.t, sub: hub.NewSubscriber("test", 0)}
-	snap, _, err := f.host.Subscribe(w.sub, uri)
-	require.NoError(f.t, err)
-	w.text.WriteString(terminal.Text(snap.Content))
+	snap := subscribe(f.t, f.host, w.sub, uri)
+	require.NotNil(f.t, snap.Terminal, "%s is a terminal", uri)
+	w.text.WriteString(terminal.Text(snap.Terminal.Content))
 	f.t.Cleanup(func() { f.hub.Remove(w.sub) })
 	return w
 }
@@ -511,9 +522,9 @@ func TestCreateRefusals(t *testing.T) {
 func TestRootListFollowsCreateRenameClaimExitAndDispose(t *testing.T) {
 	f := newHost(t, terminals.Config{}, nil)
 	root := hub.NewSubscriber("r", 0)
-	list, _, err := f.host.SubscribeRoot(root)
-	require.NoError(t, err)
-	require.Empty(t, list)
+	snap := subscribe(t, f.host, root, terminals.RootChannel)
+	require.True(t, snap.IsRoot())
+	require.Empty(t, snap.Root)
 	defer f.hub.Remove(root)
 	next := func() []terminals.Info {
 		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
