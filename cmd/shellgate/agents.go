@@ -166,8 +166,6 @@ func newSessionClaims(app *agents.App, users ports.UserStore) sessionClaims {
 }
 
 // newClassifier is the risk classifier over the real shell word expander.
-func newClassifier() *risk.Classifier { return risk.New(shellexpand.New()) }
-
 // newGateClassifier is the classifier the agent gate uses: it also knows
 // the daemon's own files, so that an agent can neither read the tokens nor
 // rewrite the users file or the audit log (risk.Config).

@@ -43,8 +43,9 @@ func newClassifyCmd() *cobra.Command {
 		Long: `Classifies shell commands and prints one JSON object per command, in
 order: {"command", "risk", "reasons", "decisions": {"chat_agent":
 "auto|approval|blocked", ...}}. The decisions follow the role table and the
-config's agent_terminal.approval_required_for (--config). Needs no running
-daemon.
+config's agent_terminal.approval_required_for (--config), and the daemon's
+own files (its data directory, --data-dir, and config) are guarded as the
+gate guards them. Needs no running daemon.
 
 Where the commands come from:
   one argument       a whole command line, read as bash reads it (pipes,
@@ -65,15 +66,18 @@ Where the commands come from:
 			if jsonl && len(args) > 0 {
 				return errors.New("--jsonl reads commands from standard input; give no arguments with it")
 			}
-			path, _ := cmd.Flags().GetString("config")
-			cfg, err := loadConfig(path)
+			cfg, err := configFromFlags(cmd)
 			if err != nil {
 				return err
 			}
+			// The gate's own classifier: it knows the daemon's files from
+			// the same --data-dir and --config, so the verdicts are the ones
+			// an agent would get.
+			classifier := newGateClassifier(cfg)
 			extra := cfg.AgentTerminal.ApprovalRequiredFor
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetEscapeHTML(false)
-			emit := func(command string) error { return enc.Encode(classify(command, extra)) }
+			emit := func(command string) error { return enc.Encode(classify(classifier, command, extra)) }
 			if len(args) == 0 {
 				return eachInputCommand(cmd.InOrStdin(), jsonl, emit)
 			}
@@ -121,8 +125,8 @@ func quoteWord(w string, first bool) (string, error) {
 }
 
 // classify assesses command and applies the gate for every role.
-func classify(command string, approvalRequiredFor []risk.Level) classification {
-	a := newClassifier().Classify(command)
+func classify(c *risk.Classifier, command string, approvalRequiredFor []risk.Level) classification {
+	a := c.Classify(command)
 	decide := func(role policy.Role) string {
 		d := policy.Decide(role, a.Level)
 		if d == policy.Auto && slices.Contains(approvalRequiredFor, a.Level) {

@@ -139,3 +139,19 @@ func TestClassifyAppliesTheConfigsApprovalRequiredFor(t *testing.T) {
 	require.Equal(t, decisions{"approval", "approval", "approval", "approval"}, got[0].Decisions)
 	require.Equal(t, decisions{"blocked", "approval", "approval", "approval"}, got[1].Decisions, "it never unblocks")
 }
+
+// classify shows the verdicts the gate gives: the daemon's own files, from
+// the same --data-dir, are guarded.
+func TestClassifyGuardsTheDaemonsOwnFilesLikeTheGate(t *testing.T) {
+	dir := t.TempDir()
+	creds := filepath.Join(dir, "credentials.json")
+	code, out, errOut := runGateCLI(t, "cat "+creds+"\nrm "+filepath.Join(dir, "users.yaml")+"\ncat /etc/hostname\n", "classify", "--data-dir", dir)
+	require.Zero(t, code, errOut)
+	got := decodeClassifications(t, out)
+	require.Len(t, got, 3)
+	require.Equal(t, "high", got[0].Risk, got[0].Reasons)
+	require.Contains(t, strings.Join(got[0].Reasons, "\n"), "R13")
+	require.Equal(t, "forbidden", got[1].Risk, got[1].Reasons)
+	require.Contains(t, strings.Join(got[1].Reasons, "\n"), "daemon's own file")
+	require.Equal(t, "safe", got[2].Risk, "other files are as before: %v", got[2].Reasons)
+}
