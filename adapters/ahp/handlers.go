@@ -203,6 +203,25 @@ func (c *conn) introduce(clientID, version string, resume bool) {
 	}
 }
 
+// snapshotsSize is about how many bytes snapshots take on the wire: their
+// text, and a row per listed terminal.
+func snapshotsSize(snaps []terminals.ChannelSnapshot) int {
+	const row = 200
+	n := 0
+	for _, s := range snaps {
+		n += row * len(s.Root)
+		if s.Terminal != nil {
+			for _, p := range s.Terminal.Content {
+				n += len(p.Text)
+				if p.Command != nil {
+					n += row + len(p.Command.Line)
+				}
+			}
+		}
+	}
+	return n
+}
+
 func (c *conn) wireSnapshots(snaps []terminals.ChannelSnapshot, seq uint64) []wireSnapshot {
 	out := make([]wireSnapshot, 0, len(snaps))
 	for _, s := range snaps {
@@ -330,7 +349,11 @@ func (c *conn) subscribe(_ context.Context, m message) (any, *Error) {
 		found = true
 		snap := c.wireSnapshots(snaps, seq)[0]
 		snap.Resource = channel
-		c.sub.Reply(response{ID: m.ID, Result: subscribeResult{Snapshot: snap}})
+		// subscribe may be asked again and again on one connection: its
+		// snapshots count against the bound, so a client that asks for them
+		// and does not read them is dropped like one that does not read
+		// output (initialize and reconnect come once per connection).
+		c.sub.ReplySized(response{ID: m.ID, Result: subscribeResult{Snapshot: snap}}, snapshotsSize(snaps))
 	})
 	if !found {
 		return nil, errorf(CodeNotFound, "No terminal at %s", channel)

@@ -35,11 +35,13 @@ type rig struct {
 	srv  *ahp.Server
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T) *rig { return newRigWith(t, ahp.Options{}) }
+
+func newRigWith(t *testing.T, opts ahp.Options) *rig {
 	t.Helper()
 	h := hub.New(hub.Options{})
 	host := terminals.New(terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}, Dir: t.TempDir()}, h, local.New(), clock.System())
-	srv := ahp.NewServer(host, clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{})
+	srv := ahp.NewServer(host, clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), opts)
 	t.Cleanup(func() {
 		srv.Close("test over")
 		ctx, cancel := context.WithTimeout(context.Background(), deadline)
@@ -340,4 +342,31 @@ func TestASecondConnectionUnderOneClientIDTakesItOver(t *testing.T) {
 	echo := second.next("input echo", isAction("ahp-terminal:/cat", "terminal/input"))
 	require.Equal(t, map[string]any{"clientId": "tab", "clientSeq": float64(1)}, echo["params"].(map[string]any)["origin"])
 	second.output("ahp-terminal:/cat", "second-1\n")
+}
+
+// A subscribe answer carries the terminal's scrollback, and subscribe may
+// be asked again and again: its size counts against the connection's bound,
+// so a client cannot pile up snapshots it does not read.
+func TestSubscribeAnswersCountAgainstTheConnectionsBound(t *testing.T) {
+	r := newRigWith(t, ahp.Options{QueueBytes: 64 << 10})
+	for uri, command := range map[string]string{
+		"ahp-terminal:/small": "echo small",
+		"ahp-terminal:/big":   "head -c 200000 /dev/zero | tr '\\0' x",
+	} {
+		term, err := r.host.Create(context.Background(), terminals.Spec{URI: uri, Command: command, Claim: claimOf("setup")})
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), deadline)
+		_, err = term.Wait(ctx)
+		cancel()
+		require.NoError(t, err)
+	}
+	c := r.dial()
+	c.initialize("reader")
+	small := c.call("subscribe", map[string]any{"channel": "ahp-terminal:/small"})
+	require.Contains(t, small, "result", "a snapshot within the bound is answered")
+
+	c.send(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "subscribe", "params": map[string]any{"channel": "ahp-terminal:/big"}})
+	closed := c.waitClosed()
+	require.Equal(t, ports.ClosePolicy, closed.Code)
+	require.Contains(t, closed.Reason, "fell more than 65536 bytes behind")
 }

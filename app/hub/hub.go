@@ -35,6 +35,9 @@ type Event struct {
 	// Reply, when set instead of an Action, is a connection's own message
 	// (an answer to a request) queued in order with the events around it.
 	Reply any
+	// ReplySize is about how many bytes Reply will take on the wire (its
+	// snapshots' text, say), counted against the subscriber's bound.
+	ReplySize int
 }
 
 // Options bound the hub's memory.

@@ -123,8 +123,14 @@ func (s *Subscriber) end(cause error) {
 // Reply queues a connection's own message behind everything already queued.
 // It reports false when the subscriber has ended or its bound is exceeded
 // (it then ends with SlowError).
-func (s *Subscriber) Reply(v any) bool {
-	if err := s.push(Event{Reply: v}); err != nil {
+func (s *Subscriber) Reply(v any) bool { return s.ReplySized(v, 0) }
+
+// ReplySized is Reply for a message of about size bytes (beyond a small
+// envelope), which count against the bound: a client that asks for large
+// answers (snapshots) and does not read them falls behind like one that
+// does not read output.
+func (s *Subscriber) ReplySized(v any, size int) bool {
+	if err := s.push(Event{Reply: v, ReplySize: size}); err != nil {
 		s.end(err)
 		return false
 	}
@@ -196,6 +202,9 @@ func (s *Subscriber) Err() error {
 // allowance for the envelope.
 func eventSize(ev Event) int {
 	const envelope = 160
+	if ev.Reply != nil {
+		return envelope + ev.ReplySize
+	}
 	switch a := ev.Action.(type) {
 	case terminal.Data:
 		return envelope + len(a.Data)

@@ -53,3 +53,11 @@ func TestWaitLeavesTheQueueAndTakeEmptiesIt(t *testing.T) {
 	require.ErrorIs(t, s.Wait(context.Background()), ErrUnsubscribed)
 	require.Nil(t, s.TakeHeld(), "an ended subscriber has nothing to send")
 }
+
+func TestReplySizeCountsAgainstTheBound(t *testing.T) {
+	s := NewSubscriber("c", 1000)
+	require.True(t, s.ReplySized("small", 100))
+	require.False(t, s.ReplySized("big", 2000), "an answer larger than the bound ends the subscriber")
+	var slow *SlowError
+	require.ErrorAs(t, s.Err(), &slow)
+}
