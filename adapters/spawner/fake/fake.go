@@ -401,19 +401,7 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 // Emit writes s to the process's output. It fails once the output is closed
 // (the process exited with nothing holding it) or the holder closed the
 // process.
-func (p *Process) Emit(s string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch {
-	case p.closed:
-		return syscall.EPIPE
-	case p.outClosed:
-		return errors.New("fake: emit after the output closed")
-	}
-	p.out = append(p.out, s...)
-	p.notifyLocked()
-	return nil
-}
+func (p *Process) Emit(s string) error { return p.emit(&p.out, s) }
 
 // EmitStderr writes s to the process's standard error: a stream of its own
 // when the spec asked for SeparateStderr on pipes, otherwise the same
@@ -422,6 +410,11 @@ func (p *Process) EmitStderr(s string) error {
 	if !p.separate() {
 		return p.Emit(s)
 	}
+	return p.emit(&p.errOut, s)
+}
+
+// emit appends s to one of the process's output streams.
+func (p *Process) emit(stream *[]byte, s string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -430,7 +423,7 @@ func (p *Process) EmitStderr(s string) error {
 	case p.outClosed:
 		return errors.New("fake: emit after the output closed")
 	}
-	p.errOut = append(p.errOut, s...)
+	*stream = append(*stream, s...)
 	p.notifyLocked()
 	return nil
 }
