@@ -358,25 +358,33 @@ var errClosedAfter = errors.New("closed after an answer")
 // its typed input) are its own and always go. Each channel is asked once per
 // batch; the gate reads the users file's state with one non-blocking check.
 func (c *conn) stillReadable(batch []hub.Event) []hub.Event {
-	var asked map[string]bool // channel → may read
+	// A batch is mostly one terminal's output: the answers asked so far
+	// live on the stack, no map per batch on the output path.
+	type answer struct {
+		channel string
+		ok      bool
+	}
+	var store [4]answer
+	asked := store[:0]
+	mayRead := func(channel string) bool {
+		for _, a := range asked {
+			if a.channel == channel {
+				return a.ok
+			}
+		}
+		ok := c.srv.gate.Read(c.who(), channel) == nil
+		asked = append(asked, answer{channel, ok})
+		if !ok {
+			c.srv.hub.Unsubscribe(c.sub, channel)
+			c.setSubscribed(channel, false)
+		}
+		return ok
+	}
 	out := batch[:0]
 	for _, ev := range batch {
-		if ev.Reply == nil && ev.Channel != terminals.RootChannel && ev.Rejection == "" && ev.Audience == "" {
-			ok, seen := asked[ev.Channel]
-			if !seen {
-				if asked == nil {
-					asked = make(map[string]bool, 1)
-				}
-				ok = c.srv.gate.Read(c.who(), ev.Channel) == nil
-				asked[ev.Channel] = ok
-				if !ok {
-					c.srv.hub.Unsubscribe(c.sub, ev.Channel)
-					c.setSubscribed(ev.Channel, false)
-				}
-			}
-			if !ok {
-				continue
-			}
+		mine := ev.Reply != nil || ev.Rejection != "" || ev.Audience != ""
+		if !mine && ev.Channel != terminals.RootChannel && !mayRead(ev.Channel) {
+			continue
 		}
 		out = append(out, ev)
 	}
