@@ -36,6 +36,9 @@ type SpawnSpec struct {
 	// on pipes only; under a pty both streams are the terminal and it is
 	// ignored.
 	SeparateStderr bool
+	// Confine, when set, runs the process confined (see Confinement). A
+	// spawner that cannot confine refuses the spec with ErrCannotConfine.
+	Confine *Confinement
 }
 
 // Spawner starts processes. Every implementation passes the contract suite in

@@ -34,6 +34,9 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 	if err := context.Cause(ctx); err != nil {
 		return nil, fmt.Errorf("pipe: spawn %q: %w", spec.Program, err)
 	}
+	if spec.Confine != nil {
+		return nil, fmt.Errorf("pipe: spawn %q: %w; wrap the spawner in adapters/spawner/sandbox", spec.Program, ports.ErrCannotConfine)
+	}
 	if spec.PTY {
 		return nil, fmt.Errorf("pipe: spawn %q: the spec asks for a pty; use the pty spawner", spec.Program)
 	}

@@ -43,6 +43,9 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 	if err := context.Cause(ctx); err != nil {
 		return nil, fmt.Errorf("pty: spawn %q: %w", spec.Program, err)
 	}
+	if spec.Confine != nil {
+		return nil, fmt.Errorf("pty: spawn %q: %w; wrap the spawner in adapters/spawner/sandbox", spec.Program, ports.ErrCannotConfine)
+	}
 	if !spec.PTY {
 		return nil, fmt.Errorf("pty: spawn %q: the spec asks for pipes; use the pipe spawner", spec.Program)
 	}

@@ -1,0 +1,348 @@
+// Package sandbox confines agent commands (docs/risk-policy.md R21). It is a
+// decorator of ports.Spawner: a spec that carries a ports.Confinement is run
+// through the daemon's own binary (`shellgate sandbox-exec`), which puts the
+// command in new user, mount, PID, IPC and (network off) network
+// namespaces, gives it a private /tmp, hides the daemon's files and the
+// denied paths behind empty mounts, restricts writes to the workspace with
+// Landlock (which also keeps signals and abstract sockets inside), sets
+// no_new_privs, drops every capability, and counts it in cgroups with a
+// pids and a memory limit. A spec without a Confinement passes straight
+// through: people's terminals are not confined.
+//
+// New probes the kernel once, by confining a real process; where that
+// fails the sandbox says so in its Status and refuses every confined spec,
+// so a command is never run as if it were confined when it is not.
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/shellgate/shellgate/domain/terminal"
+	"github.com/shellgate/shellgate/ports"
+)
+
+// Config says how confined commands are set up.
+type Config struct {
+	// Hide lists paths a confined command must not read: the daemon's own
+	// files and agent_terminal.sandbox_deny_read. Each reads as empty.
+	Hide []string
+	// Writable lists more directories every confined command may write
+	// (agent_terminal.sandbox_allow_write), on top of its workspace.
+	Writable []string
+	// MaxPids and MaxMemory (bytes) limit each command; 0 means no limit.
+	MaxPids   int
+	MaxMemory int64
+	// TempRoot is where the sessions' private temporary directories are
+	// made; empty means os.TempDir().
+	TempRoot string
+	// Helper is the executable that implements Command as its first
+	// argument; empty means this process's own binary.
+	Helper string
+	// Unavailable, when set, skips the probe and reports the sandbox as
+	// unavailable for this reason (for tests of the unconfined path).
+	Unavailable string
+}
+
+// Sandbox is the machine's confinement: its status and the decorator.
+type Sandbox struct {
+	cfg    Config
+	helper string
+	status ports.SandboxStatus
+	cg     *cgroups
+}
+
+var _ ports.Sandbox = (*Sandbox)(nil)
+
+// New probes what the kernel allows and returns the sandbox; it never
+// fails: an unusable sandbox reports why in its Status.
+func New(ctx context.Context, inner ports.Spawner, cfg Config) *Sandbox {
+	s := &Sandbox{cfg: cfg}
+	s.status = s.probe(ctx, inner)
+	return s
+}
+
+// Status reports what the probe found.
+func (s *Sandbox) Status() ports.SandboxStatus { return s.status }
+
+// Close removes the daemon's parent cgroups.
+func (s *Sandbox) Close() {
+	if s.cg != nil {
+		s.cg.close()
+	}
+}
+
+func (s *Sandbox) probe(ctx context.Context, inner ports.Spawner) ports.SandboxStatus {
+	st := ports.SandboxStatus{}
+	if s.cfg.Unavailable != "" {
+		st.Reason = s.cfg.Unavailable
+		return st
+	}
+	helper := s.cfg.Helper
+	if helper == "" {
+		self, err := os.Executable()
+		if err != nil {
+			st.Reason = "cannot find the daemon's own binary: " + err.Error()
+			return st
+		}
+		helper = self
+	}
+	s.helper = helper
+	abi, err := syscall.LandlockGetABIVersion()
+	if err != nil || abi < 1 {
+		st.Reason = "the kernel offers no Landlock, so writes cannot be confined"
+		return st
+	}
+	st.LandlockABI = abi
+	cg, why := newCgroups()
+	if cg != nil {
+		s.cg = cg
+		st.Cgroup = cg.describe()
+	}
+	// The real thing, once: a confined process that checks every mechanism.
+	dir, err := os.MkdirTemp(s.cfg.TempRoot, "shellgate-probe-")
+	if err != nil {
+		st.Reason = "cannot make a probe directory: " + err.Error()
+		return st
+	}
+	defer os.RemoveAll(dir)
+	out, err := s.run(ctx, inner, plan{Mode: string(ports.SandboxWorkspaceWrite), Workspace: dir, Probe: true}, dir)
+	if err != nil {
+		st.Reason = "the probe could not confine a process: " + strings.TrimSpace(out+" "+err.Error())
+		s.Close()
+		s.cg = nil
+		st.Cgroup = ""
+		return st
+	}
+	st.Available = true
+	st.Mechanisms = []string{"user namespace", "mount namespace", "pid namespace", "ipc namespace", "network namespace (network off)",
+		fmt.Sprintf("landlock ABI %d", abi), "no_new_privs", "no capabilities"}
+	st.Confines = []string{
+		"writes only in the workspace and a private /tmp (read-only: only /tmp)",
+		"the daemon's files and the denied paths read as empty",
+		"no network (network off): not even the host's 127.0.0.1",
+		"sees and signals only its own processes; no ptrace outside",
+		"no setuid gain (no_new_privs), no capabilities",
+		"ending the command ends every process it started",
+	}
+	if cg != nil {
+		st.Mechanisms = append(st.Mechanisms, st.Cgroup)
+		st.Confines = append(st.Confines, "pids and memory limits")
+	} else {
+		st.Confines = append(st.Confines, "no pids or memory limit: "+why)
+	}
+	return st
+}
+
+// run starts a confined process on pipes and returns what it wrote.
+func (s *Sandbox) run(ctx context.Context, inner ports.Spawner, p plan, dir string) (string, error) {
+	proc, err := inner.Spawn(ctx, ports.SpawnSpec{
+		Program: s.helper, Args: []string{Command, p.encode(), "true"}, Dir: dir,
+		Env: []string{"PATH=/usr/bin:/bin"},
+	})
+	if err != nil {
+		return "", err
+	}
+	defer proc.Close()
+	_ = proc.CloseInput()
+	out, _ := io.ReadAll(io.LimitReader(proc, 64<<10))
+	st := proc.Wait()
+	if st.Code != 0 || st.Signal != "" {
+		return string(out), fmt.Errorf("it exited with %d %s", st.Code, st.Signal)
+	}
+	return string(out), nil
+}
+
+// ResolveDir resolves every symlink in dir and checks it is a directory.
+func (s *Sandbox) ResolveDir(dir string) (string, error) {
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("%q is not an absolute path", dir)
+	}
+	r, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("%s does not exist", dir)
+	}
+	st, err := os.Stat(r)
+	if err != nil || !st.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", dir)
+	}
+	return r, nil
+}
+
+// NewScope makes one session's private temporary directory, mode 0700.
+func (s *Sandbox) NewScope(name string) (ports.SandboxScope, error) {
+	clean := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '_'
+	}, name)
+	if len(clean) > 40 {
+		clean = clean[:40]
+	}
+	dir, err := os.MkdirTemp(s.cfg.TempRoot, "shellgate-agent-"+clean+"-")
+	if err != nil {
+		return nil, fmt.Errorf("make the session's temporary directory: %w", err)
+	}
+	return scope(dir), nil
+}
+
+type scope string
+
+func (d scope) TempDir() string { return string(d) }
+func (d scope) Close() error    { return os.RemoveAll(string(d)) }
+
+// Spawner returns the decorator of inner.
+func (s *Sandbox) Spawner(inner ports.Spawner) ports.Spawner { return &spawner{s: s, inner: inner} }
+
+type spawner struct {
+	s     *Sandbox
+	inner ports.Spawner
+}
+
+// Spawn runs spec unchanged, or confined when it carries a Confinement.
+func (sp *spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Process, error) {
+	c := spec.Confine
+	if c == nil {
+		return sp.inner.Spawn(ctx, spec)
+	}
+	s := sp.s
+	if !s.status.Available {
+		return nil, fmt.Errorf("sandbox: spawn %q: %w: %s", spec.Program, ports.ErrCannotConfine, s.status.Reason)
+	}
+	if c.Mode != ports.SandboxWorkspaceWrite && c.Mode != ports.SandboxReadOnly {
+		return nil, fmt.Errorf("sandbox: spawn %q: unknown sandbox mode %q", spec.Program, c.Mode)
+	}
+	if !filepath.IsAbs(c.Workspace) {
+		return nil, fmt.Errorf("sandbox: spawn %q: the workspace %q is not an absolute path", spec.Program, c.Workspace)
+	}
+	program, err := lookPath(spec)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: spawn %q: %w", spec.Program, err)
+	}
+	p := plan{
+		Mode: string(c.Mode), Network: c.Network, Workspace: c.Workspace, TempDir: c.TempDir,
+		Writable: s.cfg.Writable, Hide: s.cfg.Hide,
+	}
+	var g *group
+	if s.cg != nil {
+		if g, err = s.cg.create(s.cfg.MaxPids, s.cfg.MaxMemory); err != nil {
+			return nil, fmt.Errorf("sandbox: spawn %q: %w", spec.Program, err)
+		}
+		p.Cgroups = g.dirs
+	}
+	out := spec
+	out.Confine = nil
+	out.Program = s.helper
+	out.Args = append([]string{Command, p.encode(), program}, spec.Args...)
+	proc, err := sp.inner.Spawn(ctx, out)
+	if err != nil {
+		if g != nil {
+			g.remove()
+		}
+		return nil, err
+	}
+	cp := &process{Process: proc, g: g}
+	return cp, nil
+}
+
+// lookPath finds the program as the command's own PATH would, so that a
+// missing program fails the spawn here, as it does unconfined.
+func lookPath(spec ports.SpawnSpec) (string, error) {
+	name := spec.Program
+	if strings.Contains(name, "/") {
+		if !filepath.IsAbs(name) && spec.Dir != "" {
+			name = filepath.Join(spec.Dir, name)
+		}
+		if err := executable(name); err != nil {
+			return "", err
+		}
+		return name, nil
+	}
+	path := ""
+	for _, kv := range spec.Env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, d := range filepath.SplitList(path) {
+		if d == "" {
+			d = "."
+		}
+		if !filepath.IsAbs(d) && spec.Dir != "" {
+			d = filepath.Join(spec.Dir, d)
+		}
+		if full := filepath.Join(d, name); executable(full) == nil {
+			return full, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s not found in PATH", exec.ErrNotFound, name)
+}
+
+func executable(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if st.IsDir() || st.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s is not an executable file", path)
+	}
+	return nil
+}
+
+// process is a confined process: the helper's, standing for the command.
+// Once it has ended, whatever is left in its cgroups is killed and the
+// groups removed.
+type process struct {
+	ports.Process
+	g    *group
+	once sync.Once
+}
+
+// Wait returns the command's status; the first return also ends the
+// command's cgroups.
+func (p *process) Wait() terminal.ExitStatus {
+	st := p.Process.Wait()
+	if p.g != nil {
+		p.once.Do(p.g.end)
+	}
+	return st
+}
+
+// Stderr hands out the inner process's standard error, if it keeps one.
+func (p *process) Stderr() io.Reader {
+	if s, ok := p.Process.(ports.StderrSource); ok {
+		return s.Stderr()
+	}
+	return nil
+}
+
+// TryWrite writes what the input takes now.
+func (p *process) TryWrite(b []byte) (int, error) {
+	if t, ok := p.Process.(ports.InputTrier); ok {
+		return t.TryWrite(b)
+	}
+	return p.Process.Write(b)
+}
+
+// ReadLent reads into a buffer borrowed once output is there.
+func (p *process) ReadLent(lend func() []byte, giveBack func([]byte)) ([]byte, int, error) {
+	if l, ok := p.Process.(ports.BufferLender); ok {
+		return l.ReadLent(lend, giveBack)
+	}
+	buf := lend()
+	n, err := p.Process.Read(buf)
+	if n == 0 && err != nil {
+		giveBack(buf)
+		return nil, 0, err
+	}
+	return buf, n, err
+}
