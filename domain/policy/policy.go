@@ -175,3 +175,45 @@ func Check(role Role, level risk.Level) (Decision, error) {
 	}
 	return d, nil
 }
+
+// Tier is what a command will run under, as far as the gate trusts it
+// (docs/risk-policy.md R21).
+type Tier int
+
+// The tiers.
+const (
+	// Unconfined: the command runs with the daemon's own rights; the table
+	// above decides.
+	Unconfined Tier = iota
+	// Contained: the command runs sandboxed, writing nowhere but its
+	// workspace (or nowhere, read-only) and its private /tmp, with no
+	// network. The sandbox contains what moderate commands do, so they run
+	// without a person for every role, and a deletion inside the workspace
+	// counts as moderate (risk.Assessment.Contained). High and above are
+	// decided exactly as unconfined: the sandbox is defence in depth under
+	// the classifier, not instead of it.
+	Contained
+)
+
+// String names the tier.
+func (t Tier) String() string {
+	if t == Contained {
+		return "contained"
+	}
+	return "unconfined"
+}
+
+// CheckIn decides a command of assessment a for role under tier, and
+// returns the level it decided by (a.Level unconfined, a.Contained
+// contained) with the *BlockedError of a blocked command.
+func CheckIn(role Role, a risk.Assessment, tier Tier) (Decision, risk.Level, error) {
+	level := a.Level
+	if tier == Contained {
+		level = min(a.Contained, a.Level)
+		if level >= risk.Safe && level <= risk.Moderate {
+			return Auto, level, nil
+		}
+	}
+	d, err := Check(role, level)
+	return d, level, err
+}

@@ -209,3 +209,34 @@ func TestClassifiedCommandsGateEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+func TestContainedTierRunsModerateForEveryRoleAndLeavesHighAlone(t *testing.T) {
+	type want struct{ unconfined, contained Decision }
+	cases := []struct {
+		role Role
+		a    risk.Assessment
+		want want
+	}{
+		{ChatAgent, risk.Assessment{Level: risk.Moderate, Contained: risk.Moderate}, want{Approval, Auto}},
+		{ChatAgent, risk.Assessment{Level: risk.Safe, Contained: risk.Safe}, want{Auto, Auto}},
+		{ChatAgent, risk.Assessment{Level: risk.Dangerous, Contained: risk.Moderate}, want{Blocked, Auto}},
+		{ChatAgent, risk.Assessment{Level: risk.High, Contained: risk.Moderate}, want{Blocked, Auto}},
+		{ChatAgent, risk.Assessment{Level: risk.High, Contained: risk.High}, want{Blocked, Blocked}},
+		{ChatAgent, risk.Assessment{Level: risk.Forbidden, Contained: risk.Forbidden}, want{Blocked, Blocked}},
+		{AutomationAgent, risk.Assessment{Level: risk.High, Contained: risk.High}, want{Approval, Approval}},
+		{AutomationAgent, risk.Assessment{Level: risk.Dangerous, Contained: risk.High}, want{Blocked, Approval}},
+		{AdminAgent, risk.Assessment{Level: risk.Dangerous, Contained: risk.Dangerous}, want{Approval, Approval}},
+		{AdminAgent, risk.Assessment{Level: risk.Forbidden, Contained: risk.Forbidden}, want{Blocked, Blocked}},
+		// A Contained above Level (never produced) cannot raise or lower past Level.
+		{ChatAgent, risk.Assessment{Level: risk.Moderate, Contained: risk.Forbidden}, want{Approval, Auto}},
+	}
+	for _, c := range cases {
+		d, level, _ := CheckIn(c.role, c.a, Unconfined)
+		require.Equal(t, c.want.unconfined, d, "%s %+v unconfined", c.role, c.a)
+		require.Equal(t, c.a.Level, level)
+		d, level, err := CheckIn(c.role, c.a, Contained)
+		require.Equal(t, c.want.contained, d, "%s %+v contained", c.role, c.a)
+		require.LessOrEqual(t, level, c.a.Level)
+		require.Equal(t, d == Blocked, err != nil)
+	}
+}

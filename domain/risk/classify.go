@@ -2,6 +2,7 @@ package risk
 
 import (
 	"cmp"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,11 @@ import (
 type Assessment struct {
 	// Level is the highest risk of anything the line may run (R1).
 	Level Level
+	// Contained is Level with each deletion whose every target lies inside
+	// the workspace counted as moderate: the level the gate decides by when
+	// the command runs sandboxed with workspace writes and no network
+	// (R21). It is never above Level; without a workspace it equals Level.
+	Contained Level
 	// Reasons name the rule ids that produced the level, riskiest first.
 	Reasons []string
 }
@@ -39,7 +45,18 @@ func New(exp shellword.Expander) *Classifier { return &Classifier{exp: exp} }
 // Classify assesses what bash would run for command (risk-policy.md R0–R20).
 // It is pure: it reads no files, runs nothing and starts no goroutines.
 func (c *Classifier) Classify(command string) Assessment {
-	f := findings{exp: c.exp, own: c.own}
+	return c.ClassifyIn(command, "")
+}
+
+// ClassifyIn is Classify for a command that runs in workspace (an absolute
+// path; empty when unknown), which lets it tell deletions inside the
+// workspace apart (Assessment.Contained, R21). Level and Reasons are the
+// same as Classify's.
+func (c *Classifier) ClassifyIn(command, workspace string) Assessment {
+	f := findings{exp: c.exp, own: c.own, workspace: path.Clean("/" + workspace)}
+	if workspace == "" {
+		f.workspace = ""
+	}
 	classifyInto(&f, command)
 	return f.assessment()
 }
@@ -79,7 +96,7 @@ func analyzeList(f *findings, stmts []*syntax.Stmt, depth int) {
 	}
 	// Standalone runs only contribute reasons that raise the level, so the
 	// reasons explain the verdict instead of repeating it.
-	parts := findings{exp: f.exp, own: f.own}
+	parts := findings{exp: f.exp, own: f.own, workspace: f.workspace}
 	for i := 1; i < len(stmts) && i <= maxSplitStmts; i++ {
 		// A suffix needs its own run only after a statement that changes
 		// shell state; otherwise the longer suffix already covers it.
@@ -93,7 +110,7 @@ func analyzeList(f *findings, stmts []*syntax.Stmt, depth int) {
 	base := f.level
 	for _, r := range parts.reasons {
 		if r.level > base {
-			f.add(r.level, r.text, "")
+			f.addFinding(r)
 		}
 	}
 	for _, t := range parts.texts {
@@ -276,10 +293,15 @@ func parseScript(src string) (*syntax.File, error) {
 
 // findings accumulates the verdict of one Classify call.
 type findings struct {
-	exp     shellword.Expander
-	own     *ownFiles
-	level   Level
-	reasons []finding
+	exp   shellword.Expander
+	own   *ownFiles
+	level Level
+	// workspace is the directory the command runs in, when known (R21).
+	workspace string
+	// contained is the level with workspace-contained deletions counted
+	// as moderate (Assessment.Contained).
+	contained Level
+	reasons   []finding
 	// texts are payloads seen during analysis (argv, here-docs, decoded
 	// scripts); R12 scans them once at the end.
 	texts     []string
@@ -303,11 +325,32 @@ func (f *findings) addText(s string) {
 type finding struct {
 	level Level
 	text  string
+	// contained marks a deletion inside the workspace (R21).
+	contained bool
 }
 
 func (f *findings) add(l Level, rule, detail string) {
+	f.record(l, rule, detail, false)
+}
+
+// addContained records a deletion whose every target lies inside the
+// workspace: it counts at l for Level and as moderate for Contained (R21).
+func (f *findings) addContained(l Level, rule, detail string) {
+	f.record(l, rule, detail, true)
+}
+
+func (f *findings) addFinding(r finding) { f.record(r.level, r.text, "", r.contained) }
+
+func (f *findings) record(l Level, rule, detail string, contained bool) {
 	if l > f.level {
 		f.level = l
+	}
+	c := l
+	if contained {
+		c = min(l, Moderate)
+	}
+	if c > f.contained {
+		f.contained = c
 	}
 	text := rule
 	if detail != "" {
@@ -321,7 +364,7 @@ func (f *findings) add(l Level, rule, detail string) {
 	if len(f.reasons) >= 4*maxReasons {
 		return
 	}
-	f.reasons = append(f.reasons, finding{l, text})
+	f.reasons = append(f.reasons, finding{l, text, contained})
 }
 
 func (f *findings) assessment() Assessment {
@@ -330,7 +373,7 @@ func (f *findings) assessment() Assessment {
 	if len(rs) > maxReasons {
 		rs = rs[:maxReasons]
 	}
-	out := Assessment{Level: f.level, Reasons: make([]string, 0, len(rs)+1)}
+	out := Assessment{Level: f.level, Contained: min(f.contained, f.level), Reasons: make([]string, 0, len(rs)+1)}
 	for _, r := range rs {
 		// Read-only notes add nothing to a verdict above safe.
 		if r.level == Safe && f.level > Safe {

@@ -246,6 +246,8 @@ func (a *analyzer) destroyPath(sc *scope, p string, mode deleteMode, via string,
 		a.addOwn(Forbidden, ownRule, via+" of "+ownErr)
 	case isCriticalFile(p):
 		a.add(Forbidden, "R9b critical file", via+" of "+p)
+	case mode >= forcedDelete && !emptyForm && a.insideWorkspace(sc, p):
+		a.addContained(Dangerous, "R10 destructive", via+" of "+p+" inside the workspace")
 	case mode >= forcedDelete:
 		if emptyForm {
 			a.add(Dangerous, "R17 empty expansion", via+" of "+p+" when a variable is empty")
@@ -254,9 +256,45 @@ func (a *analyzer) destroyPath(sc *scope, p string, mode deleteMode, via string,
 		}
 	case isSystemPath(p):
 		a.add(High, "R13 delete", via+" of system file "+p)
+	case a.insideWorkspace(sc, p):
+		a.addContained(High, "R13 delete", via+" of "+p+" inside the workspace cannot be undone")
 	default:
 		a.add(High, "R13 delete", via+" of "+p+" cannot be undone")
 	}
+}
+
+// insideWorkspace reports a deletion target that lies inside the workspace
+// the command runs in, lexically (R21): not the workspace itself, not its
+// .git, not a glob that can reach a dot entry, nothing relative to an
+// unknown directory or on another host. Symlinks are not followed; a
+// sandboxed command cannot write through one to outside anyway.
+func (a *analyzer) insideWorkspace(sc *scope, p string) bool {
+	ws := a.f.workspace
+	if ws == "" || hasMarker(p) || sc.remote || sc.container {
+		return false
+	}
+	rel := p
+	if strings.HasPrefix(p, "/") {
+		if ws == "/" {
+			return false
+		}
+		r, ok := strings.CutPrefix(p, ws+"/")
+		if !ok {
+			return false
+		}
+		rel = r
+	}
+	rel = path.Clean(rel)
+	first, _, _ := strings.Cut(rel, "/")
+	switch {
+	case rel == "." || rel == "" || first == ".." || first == ".git":
+		return false
+	case strings.HasPrefix(first, ".") && strings.ContainsAny(first, "*?["):
+		return false
+	case strings.HasPrefix(first, "[") || strings.HasPrefix(first, "?"):
+		return false // a pattern whose first character may be a dot
+	}
+	return true
 }
 
 // readTarget notes reading a file: secrets and raw disks are R13.

@@ -81,6 +81,12 @@ func (a *analyzer) add(l Level, rule, detail string) {
 	a.f.add(l, rule, detail)
 }
 
+// addContained is add for a deletion inside the workspace (R21).
+func (a *analyzer) addContained(l Level, rule, detail string) {
+	a.peak = max(a.peak, l)
+	a.f.addContained(l, rule, detail)
+}
+
 // measure runs fn and returns the highest level it added. Effect helpers
 // use it to tell a handler whether their own reasons already explain the
 // command, so the handler adds its generic reason only when they do not.
