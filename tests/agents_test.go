@@ -84,8 +84,13 @@ func auditEvents(t *testing.T, path string) []map[string]any {
 	return out
 }
 
+// The seed's workflow is the unconfined one: with the sandbox off, every
+// command is decided by the seed's table alone (docs/risk-policy.md R21
+// relaxes it only for sandboxed commands; sandbox_test.go covers those).
 func TestAgentGateWalksTheSeedsWorkflowOverRealHTTP(t *testing.T) {
-	g := startGateDaemon(t)
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("agent_terminal:\n  sandbox: \"off\"\n"), 0o600))
+	g := startGateDaemon(t, "--config", cfg)
 	ctx := ctxT(t)
 	scratch, err := os.MkdirTemp("/tmp", "shellgate-e2e-")
 	require.NoError(t, err)

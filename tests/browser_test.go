@@ -634,7 +634,7 @@ func TestBrowserObserverMayNotDecideOrTakeControl(t *testing.T) {
 	require.NotEmpty(t, session, "%v", created)
 	target := filepath.Join(t.TempDir(), "made-by-the-agent")
 	status, held := browserREST(t, ctxT(t), http.MethodPost, api+"/execute?session_id="+url.QueryEscape(session), agent,
-		map[string]any{"command": "mkdir " + target, "description": "browser test"})
+		map[string]any{"command": "mkdir " + target, "description": "browser test", "sandbox": false})
 	require.Equal(t, http.StatusOK, status, "%v", held)
 	require.Equal(t, "pending_approval", held["status"], "%v", held)
 
@@ -830,7 +830,7 @@ func TestBrowserApprovesAnAgentsModerateCommand(t *testing.T) {
 	wg.Go(func() {
 		st, body := 0, map[string]any(nil)
 		req, _ := http.NewRequestWithContext(execCtx, http.MethodPost, api+"/execute?session_id="+url.QueryEscape(session),
-			strings.NewReader(fmt.Sprintf(`{"command": %q, "description": "browser test"}`, "mkdir "+target)))
+			strings.NewReader(fmt.Sprintf(`{"command": %q, "description": "browser test", "sandbox": false}`, "mkdir "+target)))
 		req.Header.Set("Authorization", "Bearer "+agent)
 		req.Header.Set("Content-Type", "application/json")
 		if resp, err := browserHTTP.Do(req); err == nil {

@@ -405,7 +405,7 @@ func TestApprovalsListsAPendingCommandAndApproveAndDenyDecideIt(t *testing.T) {
 	dir := t.TempDir()
 	hold := func(name string) string {
 		status, held := d.agentAPI(t, agent, "POST", "/api/agent-terminal/execute?session_id="+session,
-			map[string]any{"command": "mkdir " + filepath.Join(dir, name)})
+			map[string]any{"command": "mkdir " + filepath.Join(dir, name), "sandbox": false})
 		require.Equal(t, "pending_approval", held["status"], "HTTP %d: %v", status, held)
 		id, _ := held["approval_id"].(string)
 		require.NotEmpty(t, id)
@@ -451,7 +451,7 @@ func TestApproveOfAListedCommandNeverRunsTheOneHeldSince(t *testing.T) {
 	dir := t.TempDir()
 	hold := func(name string) {
 		status, held := d.agentAPI(t, agent, "POST", "/api/agent-terminal/execute?session_id="+session,
-			map[string]any{"command": "mkdir " + filepath.Join(dir, name)})
+			map[string]any{"command": "mkdir " + filepath.Join(dir, name), "sandbox": false})
 		require.Equal(t, "pending_approval", held["status"], "HTTP %d: %v", status, held)
 	}
 

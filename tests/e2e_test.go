@@ -87,9 +87,16 @@ func startDaemon(t *testing.T, extraArgs ...string) *daemon {
 // startDaemonIn runs shellgate serve on dataDir as it is.
 func startDaemonIn(t *testing.T, dataDir string, extraArgs ...string) *daemon {
 	t.Helper()
+	return startDaemonWith(t, dataDir, nil, extraArgs...)
+}
+
+// startDaemonWith is startDaemonIn with env ("K=V") added to the daemon's
+// environment.
+func startDaemonWith(t *testing.T, dataDir string, env []string, extraArgs ...string) *daemon {
+	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir}, extraArgs...)
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "SHELL=/bin/sh")
+	cmd.Env = append(append(os.Environ(), "SHELL=/bin/sh"), env...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	logs := &strings.Builder{}

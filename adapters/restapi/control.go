@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/shellgate/shellgate/app/agents"
+	"github.com/shellgate/shellgate/domain/agentsession"
+	"github.com/shellgate/shellgate/domain/risk"
 )
 
 // approve: POST /api/agent-terminal/sessions/{session_id}/approve.
@@ -33,7 +35,8 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request, who agents.Cal
 	run := res.Run
 	writeJSON(w, http.StatusOK, approvedResponse{
 		Status: "approved", Command: res.Approval.Command, ApprovalID: res.Approval.ID,
-		Result: runResult{Stdout: run.Stdout, Stderr: run.Stderr, ReturnCode: run.ReturnCode, runFields: runExtras(run)},
+		Result:   runResult{Stdout: run.Stdout, Stderr: run.Stderr, ReturnCode: run.ReturnCode, runFields: runExtras(run)},
+		Security: securityOf(approvedAssessment(res.Approval), res.Sandbox, true),
 	})
 	return nil
 }
@@ -75,4 +78,13 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, who agents.Call
 		PreviousState: tr.From.String(), CurrentState: tr.To.String(),
 	})
 	return nil
+}
+
+// approvedAssessment is the held command's verdict as it was shown.
+func approvedAssessment(p agentsession.PendingApproval) risk.Assessment {
+	a := risk.Assessment{Reasons: p.Reasons}
+	if lvl, err := risk.ParseLevel(p.Risk); err == nil {
+		a.Level = lvl
+	}
+	return a
 }

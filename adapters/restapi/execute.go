@@ -19,6 +19,7 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request, who agents.Cal
 	}
 	res, err := h.app.ExecuteCommand.Handle(r.Context(), who, agents.ExecuteRequest{
 		SessionID: id, Command: req.Command, Description: req.Description, ForceApproval: req.ForceApproval,
+		Unconfined: req.Sandbox != nil && !*req.Sandbox,
 	})
 	if err != nil {
 		return err
@@ -29,6 +30,7 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request, who agents.Cal
 			Status: "pending_approval", Command: res.Command, Risk: a.Level.String(),
 			Reasons: nonNil(a.Reasons), Description: req.Description, AgentRole: res.AgentRole,
 			ApprovalRequired: true, ApprovalID: res.Pending.ID,
+			Security: securityOf(a, res.Sandbox, false),
 		})
 		return nil
 	}
@@ -36,7 +38,7 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request, who agents.Cal
 	writeJSON(w, http.StatusOK, successResponse{
 		Status: "success", Command: res.Command, Stdout: run.Stdout, Stderr: run.Stderr,
 		ReturnCode: run.ReturnCode,
-		Security:   security{Risk: a.Level.String(), Reasons: nonNil(a.Reasons), Sandboxed: false, Approved: false},
+		Security:   securityOf(a, res.Sandbox, false),
 		runFields:  runExtras(run),
 	})
 	return nil

@@ -120,6 +120,8 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		body.Risk = blocked.Assessment.Level.String()
 		body.AgentRole = blocked.AgentRole
 		body.Reasons = nonNil(blocked.Assessment.Reasons)
+		sec := securityOf(blocked.Assessment, blocked.Sandbox, false)
+		body.Security = &sec
 	}
 	if rule.status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="shellgate"`)

@@ -187,7 +187,7 @@ func TestCreateAnswers201WithTheSeedsShape(t *testing.T) {
 		"agent_id": "chat_agent_1", "agent_role": "chat_agent", "conversation_id": "conv_abc123", "host": "main",
 	})
 	require.Equal(t, http.StatusCreated, status)
-	require.Equal(t, sorted("status", "session_id", "agent_id", "agent_role", "conversation_id", "host", "state", "created_at"), keys(m))
+	require.Equal(t, sorted("status", "session_id", "agent_id", "agent_role", "conversation_id", "host", "state", "created_at", "workspace"), keys(m))
 	require.Equal(t, "created", m["status"])
 	require.Equal(t, "chat_agent_1", m["agent_id"])
 	require.Equal(t, "chat_agent", m["agent_role"])
@@ -208,7 +208,7 @@ func TestListAndGetAnswerWithTheSeedsShapes(t *testing.T) {
 	require.Equal(t, "success", m["status"])
 	require.EqualValues(t, 1, m["total"])
 	s := m["sessions"].([]any)[0].(map[string]any)
-	require.Equal(t, sorted("session_id", "agent_id", "agent_role", "conversation_id", "host", "state", "created_at", "last_activity", "command_count"), keys(s))
+	require.Equal(t, sorted("session_id", "agent_id", "agent_role", "conversation_id", "host", "state", "created_at", "last_activity", "command_count", "workspace"), keys(s))
 	require.Equal(t, id, s["session_id"])
 	require.EqualValues(t, 0, s["command_count"])
 
@@ -219,7 +219,7 @@ func TestListAndGetAnswerWithTheSeedsShapes(t *testing.T) {
 	status, m = a.call("ana", "GET", "/api/agent-terminal/sessions/"+id, nil)
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, sorted("status", "session_id", "agent_id", "agent_role", "conversation_id", "host", "state",
-		"created_at", "last_activity", "uptime", "command_count", "pending_approval", "metadata"), keys(m))
+		"created_at", "last_activity", "uptime", "command_count", "pending_approval", "metadata", "workspace"), keys(m))
 	require.Nil(t, m["pending_approval"])
 	require.Equal(t, map[string]any{}, m["metadata"])
 	require.EqualValues(t, 0, m["uptime"])
@@ -269,7 +269,7 @@ func TestModerateCommandWaitsThenApproveRunsItAndDenyDropsIt(t *testing.T) {
 
 	status, m := a.call("chatbot", "POST", "/api/agent-terminal/execute?session_id="+id, map[string]any{"command": "mkdir /tmp/test_dir", "description": "Create test directory"})
 	require.Equal(t, http.StatusOK, status)
-	require.Equal(t, sorted("status", "command", "risk", "reasons", "description", "agent_role", "approval_required", "approval_id"), keys(m))
+	require.Equal(t, sorted("status", "command", "risk", "reasons", "description", "agent_role", "approval_required", "approval_id", "security"), keys(m))
 	require.Equal(t, "pending_approval", m["status"])
 	require.Equal(t, "moderate", m["risk"])
 	require.Equal(t, "Create test directory", m["description"])

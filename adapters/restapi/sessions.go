@@ -14,7 +14,7 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, who agen
 	}
 	v, err := h.app.CreateSession.Handle(r.Context(), who, agents.CreateSessionRequest{
 		AgentID: req.AgentID, AgentRole: req.AgentRole, ConversationID: req.ConversationID,
-		Host: req.Host, Metadata: req.Metadata,
+		Host: req.Host, Workspace: req.Workspace, Metadata: req.Metadata,
 	})
 	if err != nil {
 		return err
@@ -22,7 +22,7 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, who agen
 	writeJSON(w, http.StatusCreated, createdResponse{
 		Status: "created", SessionID: v.ID, AgentID: v.AgentID, AgentRole: v.AgentRole,
 		ConversationID: v.ConversationID, Host: v.Host, State: v.State.String(),
-		CreatedAt: timestamp(v.CreatedAt),
+		CreatedAt: timestamp(v.CreatedAt), Workspace: v.Workspace,
 	})
 	return nil
 }
@@ -56,6 +56,7 @@ func (h *Handler) getSession(w http.ResponseWriter, r *http.Request, who agents.
 		ConversationID: s.ConversationID, Host: s.Host, State: s.State,
 		CreatedAt: s.CreatedAt, LastActivity: s.LastActivity, Uptime: seconds(v.Uptime),
 		CommandCount: v.CommandCount, PendingApproval: pending(v.Pending), Metadata: v.Metadata,
+		Workspace: v.Workspace,
 	})
 	return nil
 }

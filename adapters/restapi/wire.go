@@ -8,6 +8,8 @@ import (
 
 	"github.com/shellgate/shellgate/app/agents"
 	"github.com/shellgate/shellgate/domain/agentsession"
+	"github.com/shellgate/shellgate/domain/risk"
+	"github.com/shellgate/shellgate/ports"
 )
 
 // The JSON shapes of seed 002, field for field and in its order. Fields the
@@ -19,6 +21,7 @@ type createRequest struct {
 	AgentRole      string         `json:"agent_role"`
 	ConversationID string         `json:"conversation_id"`
 	Host           string         `json:"host"`
+	Workspace      string         `json:"workspace"`
 	Metadata       map[string]any `json:"metadata"`
 }
 
@@ -26,6 +29,9 @@ type executeRequest struct {
 	Command       string `json:"command"`
 	Description   string `json:"description"`
 	ForceApproval bool   `json:"force_approval"`
+	// Sandbox false asks to run unconfined (R21); absent or true: confined
+	// where the daemon can.
+	Sandbox *bool `json:"sandbox"`
 }
 
 type approveRequest struct {
@@ -47,6 +53,7 @@ type createdResponse struct {
 	Host           string      `json:"host"`
 	State          string      `json:"state"`
 	CreatedAt      json.Number `json:"created_at"`
+	Workspace      string      `json:"workspace"`
 }
 
 type sessionSummary struct {
@@ -59,6 +66,7 @@ type sessionSummary struct {
 	CreatedAt      json.Number `json:"created_at"`
 	LastActivity   json.Number `json:"last_activity"`
 	CommandCount   int         `json:"command_count"`
+	Workspace      string      `json:"workspace"`
 }
 
 type listResponse struct {
@@ -81,6 +89,7 @@ type sessionResponse struct {
 	CommandCount    int              `json:"command_count"`
 	PendingApproval *pendingApproval `json:"pending_approval"`
 	Metadata        map[string]any   `json:"metadata"`
+	Workspace       string           `json:"workspace"`
 }
 
 type pendingApproval struct {
@@ -102,6 +111,28 @@ type security struct {
 	Reasons   []string `json:"reasons"`
 	Sandboxed bool     `json:"sandboxed"`
 	Approved  bool     `json:"approved"`
+	// Sandbox says what confined the command, when Sandboxed.
+	Sandbox *sandboxInfo `json:"sandbox,omitempty"`
+}
+
+type sandboxInfo struct {
+	Mode      string `json:"mode"`
+	Network   string `json:"network"`
+	Workspace string `json:"workspace"`
+}
+
+// securityOf is the security block of a command.
+func securityOf(a risk.Assessment, c *ports.Confinement, approved bool) security {
+	s := security{Risk: a.Level.String(), Reasons: nonNil(a.Reasons), Approved: approved}
+	if c != nil {
+		network := "off"
+		if c.Network {
+			network = "on"
+		}
+		s.Sandboxed = true
+		s.Sandbox = &sandboxInfo{Mode: string(c.Mode), Network: network, Workspace: c.Workspace}
+	}
+	return s
 }
 
 type successResponse struct {
@@ -133,6 +164,7 @@ type pendingResponse struct {
 	AgentRole        string   `json:"agent_role"`
 	ApprovalRequired bool     `json:"approval_required"`
 	ApprovalID       string   `json:"approval_id"`
+	Security         security `json:"security"`
 }
 
 type approvedResponse struct {
@@ -140,6 +172,7 @@ type approvedResponse struct {
 	Command    string    `json:"command"`
 	Result     runResult `json:"result"`
 	ApprovalID string    `json:"approval_id"`
+	Security   security  `json:"security"`
 }
 
 type runResult struct {
@@ -188,6 +221,8 @@ type errorResponse struct {
 	Risk      string   `json:"risk,omitempty"`
 	AgentRole string   `json:"agent_role,omitempty"`
 	Reasons   []string `json:"reasons,omitempty"`
+	// Security is a blocked command's security block.
+	Security *security `json:"security,omitempty"`
 }
 
 // timestamp is seconds since the epoch with milliseconds, as the seed's
@@ -218,7 +253,7 @@ func summary(v agents.SessionView) sessionSummary {
 		SessionID: v.ID, AgentID: v.AgentID, AgentRole: v.AgentRole,
 		ConversationID: v.ConversationID, Host: v.Host, State: v.State.String(),
 		CreatedAt: timestamp(v.CreatedAt), LastActivity: timestamp(v.LastActivity),
-		CommandCount: v.CommandCount,
+		CommandCount: v.CommandCount, Workspace: v.Workspace,
 	}
 }
 

@@ -63,9 +63,19 @@ type Config struct {
 	// agent (the terminal's scrollback keeps its own bound). Zero or less
 	// means DefaultOutputCapBytes.
 	OutputCapBytes int
-	// Dir is the directory agent commands run in; empty means the terminal
-	// host's own.
+	// Dir is the directory agent commands run in when the gate has no
+	// workspace roots; empty means the terminal host's own.
 	Dir string
+	// WorkspaceRoots are the directories a session's workspace must lie in
+	// (symlinks resolved); the first is the default workspace. Empty
+	// means Dir, alone.
+	WorkspaceRoots []string
+	// Sandbox is how agent commands are confined (docs/risk-policy.md R21):
+	// workspace-write, read-only or off. Empty means workspace-write. It
+	// takes effect only where Deps.Sandbox reports the sandbox available.
+	Sandbox ports.SandboxMode
+	// Network lets confined commands reach the network.
+	Network bool
 	// KeptTerminals is how many finished command terminals each session
 	// keeps; zero or less means DefaultKeptTerminals.
 	KeptTerminals int
@@ -81,6 +91,9 @@ type Deps struct {
 	Terminals *terminals.Host
 	// Classifier assesses each command's risk.
 	Classifier *risk.Classifier
+	// Sandbox confines commands; nil means none is available, and every
+	// command runs unconfined, decided by the unconfined table.
+	Sandbox ports.Sandbox
 	// NewID mints session, approval and command ids; nil means random UUIDs.
 	NewID func() string
 	// Log receives what cannot be reported to a caller (an expiry that
@@ -130,8 +143,11 @@ func New(cfg Config, d Deps) *App {
 	if d.Log == nil {
 		d.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if cfg.Sandbox == "" {
+		cfg.Sandbox = ports.SandboxWorkspaceWrite
+	}
 	c := &core{
-		cfg: cfg, clock: d.Clock, audit: d.Audit, host: d.Terminals, risk: d.Classifier,
+		cfg: cfg, clock: d.Clock, audit: d.Audit, host: d.Terminals, risk: d.Classifier, sandbox: d.Sandbox,
 		newID: d.NewID, log: d.Log, sessions: map[string]*entry{},
 	}
 	return &App{

@@ -29,8 +29,10 @@ type core struct {
 	audit ports.AuditSink
 	host  *terminals.Host
 	risk  *risk.Classifier
-	newID func() string
-	log   *slog.Logger
+	// sandbox is nil when commands cannot be confined.
+	sandbox ports.Sandbox
+	newID   func() string
+	log     *slog.Logger
 
 	mu       sync.Mutex
 	sessions map[string]*entry
@@ -47,6 +49,11 @@ type entry struct {
 	created time.Time
 	// owner is the id of the principal that opened the session (D4).
 	owner string
+	// workspace is where the session's commands start; scope holds its
+	// private temporary directory while its commands run confined (nil
+	// when they cannot be). Neither changes after creation.
+	workspace string
+	scope     ports.SandboxScope
 
 	mu sync.Mutex
 	s  agentsession.Session
@@ -112,28 +119,40 @@ func (c *core) entries() []*entry {
 	return out
 }
 
+// leftovers are what an ended session leaves to dispose of.
+type leftovers struct {
+	terms []*terminals.Terminal
+	scope ports.SandboxScope
+}
+
 // end marks e gone and takes it off the map; the caller holds e.mu and
-// must dispose the returned terminals once it has let go of it.
-func (c *core) end(e *entry) []*terminals.Terminal {
+// must dispose the leftovers once it has let go of it.
+func (c *core) end(e *entry) leftovers {
 	e.gone = true
 	if e.timer != nil {
 		e.timer.Stop()
 		e.timer = nil
 	}
-	terms := e.terms
-	e.terms = nil
+	left := leftovers{terms: e.terms, scope: e.scope}
+	e.terms, e.scope = nil, nil
 	c.mu.Lock()
 	if c.sessions[e.id] == e {
 		delete(c.sessions, e.id)
 	}
 	c.mu.Unlock()
-	return terms
+	return left
 }
 
-// dispose ends and removes terminals; one already gone is no error.
-func (c *core) dispose(terms []*terminals.Terminal) {
-	for _, t := range terms {
+// dispose ends and removes a session's terminals (one already gone is no
+// error), then its private temporary directory.
+func (c *core) dispose(left leftovers) {
+	for _, t := range left.terms {
 		_ = t.Release()
+	}
+	if left.scope != nil {
+		if err := left.scope.Close(); err != nil {
+			c.log.Error("an agent session's temporary directory could not be removed", "dir", left.scope.TempDir(), "err", err)
+		}
 	}
 }
 
@@ -158,7 +177,7 @@ func (c *core) keep(e *entry, t *terminals.Terminal) bool {
 		e.terms = append(e.terms[:i], e.terms[i+1:]...)
 	}
 	e.mu.Unlock()
-	c.dispose(drop)
+	c.dispose(leftovers{terms: drop})
 	return true
 }
 
@@ -179,9 +198,9 @@ func (c *core) close(ctx context.Context) error {
 	c.mu.Unlock()
 	for _, e := range c.entries() {
 		e.mu.Lock()
-		terms := c.end(e)
+		left := c.end(e)
 		e.mu.Unlock()
-		c.dispose(terms)
+		c.dispose(left)
 	}
 	done := make(chan struct{})
 	go func() {

@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/shellgate/shellgate/domain/access"
@@ -23,6 +24,11 @@ type CreateSessionRequest struct {
 	// Host is where commands run: MainHost or the configured default host;
 	// empty means the default.
 	Host string
+	// Workspace is the absolute directory every command of the session
+	// starts in (and, sandboxed, the only one it may write); it must lie
+	// inside one of the workspace roots once symlinks are resolved. Empty
+	// means the first root.
+	Workspace string
 	// Metadata is a free-form object kept with the session.
 	Metadata map[string]any
 }
@@ -58,27 +64,38 @@ func (h CreateSession) Handle(ctx context.Context, who Caller, req CreateSession
 	if err != nil {
 		return SessionView{}, err
 	}
+	workspace, err := c.resolveWorkspace(req.Workspace)
+	if err != nil {
+		return SessionView{}, err
+	}
 
 	s, err := agentsession.New(agentsession.Spec{
 		ID: c.newID(), AgentID: req.AgentID, AgentRole: string(role),
-		ConversationID: req.ConversationID, Host: host, Metadata: req.Metadata,
+		ConversationID: req.ConversationID, Host: host, Workspace: workspace, Metadata: req.Metadata,
 		CreatedAt: c.clock.Now(),
 	})
 	if err != nil {
 		return SessionView{}, err
 	}
-	e := &entry{id: s.ID, created: s.CreatedAt, owner: who.Principal.ID, s: s}
+	e := &entry{id: s.ID, created: s.CreatedAt, owner: who.Principal.ID, workspace: workspace, s: s}
+	if c.confines() && workspace != "" {
+		if e.scope, err = c.sandbox.NewScope(s.ID); err != nil {
+			return SessionView{}, refuseCause(ErrExecution, err, "the session's private temporary directory could not be made")
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := c.admit(e); err != nil {
+		c.dispose(leftovers{scope: e.scope})
 		return SessionView{}, err
 	}
 	rec := c.event(ports.AuditSessionCreated, &e.s, statusCreated)
 	rec.Detail = mergeDetail(nil, map[string]string{
 		"principal": who.Principal.ID, "host": host, "conversation_id": req.ConversationID,
+		"workspace": workspace,
 	})
 	if err := c.record(ctx, rec); err != nil {
-		c.end(e)
+		c.dispose(c.end(e))
 		return SessionView{}, err
 	}
 	c.scheduleExpiry(e, c.cfg.SessionTimeout)
@@ -122,4 +139,48 @@ func ceilingError(p access.Principal, want policy.Role) error {
 		return refuse(ErrRoleCeiling, "%s holds no agent role, so it may not open an agent session; give it a role such as %s in the users file", p.ID, policy.ChatAgent)
 	}
 	return refuse(ErrRoleCeiling, "%s may open agent sessions up to %s, not %s; ask for %s or lower", p.ID, ceiling, want, ceiling)
+}
+
+// confines reports whether the gate runs commands sandboxed: the
+// configuration asks for it and the kernel allows it.
+func (c *core) confines() bool {
+	return c.cfg.Sandbox != ports.SandboxOff && c.sandbox != nil && c.sandbox.Status().Available
+}
+
+// resolveWorkspace checks the workspace a session asks for against the
+// roots, with symlinks resolved on both sides; empty means the first root.
+func (c *core) resolveWorkspace(ws string) (string, error) {
+	roots := c.cfg.WorkspaceRoots
+	if len(roots) == 0 {
+		if ws != "" {
+			return "", refuse(ErrInvalidWorkspace, "this daemon has no workspace roots (agent_terminal.workspace_roots), so a session cannot name a workspace; leave workspace out")
+		}
+		return c.cfg.Dir, nil
+	}
+	resolve := func(p string) (string, error) {
+		if c.sandbox != nil {
+			return c.sandbox.ResolveDir(p)
+		}
+		if !filepath.IsAbs(p) {
+			return "", fmt.Errorf("%q is not an absolute path", p)
+		}
+		return filepath.Clean(p), nil
+	}
+	if strings.TrimSpace(ws) == "" {
+		return resolve(roots[0])
+	}
+	r, err := resolve(ws)
+	if err != nil {
+		return "", refuse(ErrInvalidWorkspace, "workspace %s; give an existing absolute directory inside %s", err, strings.Join(roots, ", "))
+	}
+	for _, root := range roots {
+		rr, err := resolve(root)
+		if err != nil {
+			continue
+		}
+		if r == rr || strings.HasPrefix(r, strings.TrimSuffix(rr, "/")+"/") {
+			return r, nil
+		}
+	}
+	return "", refuse(ErrInvalidWorkspace, "workspace %s lies outside the workspace roots (%s); choose a directory inside one of them", ws, strings.Join(roots, ", "))
 }

@@ -32,6 +32,9 @@ type DecisionResult struct {
 	Approval agentsession.PendingApproval
 	// Run is how the approved command ran.
 	Run RunResult
+	// Sandbox is the confinement the approved command ran under; nil when
+	// it ran unconfined.
+	Sandbox *ports.Confinement
 }
 
 // DecideApproval approves and runs, or denies, a session's held command.
@@ -96,8 +99,11 @@ func (h DecideApproval) Handle(ctx context.Context, who Caller, req DecisionRequ
 		e.mu.Unlock()
 		return DecisionResult{}, err
 	}
-	cmd := command{e: e, sessionID: next.ID, conversationID: next.ConversationID, id: p.ID, n: next.CommandCount, line: p.Command}
+	cmd := command{e: e, sessionID: next.ID, conversationID: next.ConversationID, id: p.ID, n: next.CommandCount, line: p.Command,
+		confine: c.confinement(e, p.Unconfined)}
+	out.Sandbox = cmd.confine
 	base.Detail["command_id"] = cmd.id
+	base.Detail = mergeDetail(base.Detail, sandboxDetail(cmd.confine))
 	if err := c.record(ctx, withStatus(base, ports.AuditApproved, statusApproved)); err != nil {
 		e.mu.Unlock()
 		return DecisionResult{}, err

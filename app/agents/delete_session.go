@@ -32,9 +32,9 @@ func (h DeleteSession) Handle(ctx context.Context, who Caller, sessionID string)
 		e.mu.Unlock()
 		return err
 	}
-	terms := c.end(e)
+	left := c.end(e)
 	e.mu.Unlock()
-	c.dispose(terms)
+	c.dispose(left)
 	return nil
 }
 

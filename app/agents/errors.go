@@ -6,6 +6,7 @@ import (
 
 	"github.com/shellgate/shellgate/domain/policy"
 	"github.com/shellgate/shellgate/domain/risk"
+	"github.com/shellgate/shellgate/ports"
 )
 
 // The gate's own refusals, for errors.Is. The use cases also return the
@@ -21,6 +22,9 @@ var (
 	// ErrUnknownHost: the session names a host this daemon does not run
 	// commands on.
 	ErrUnknownHost = errors.New("unknown host")
+	// ErrInvalidWorkspace: the session's workspace is not a directory inside
+	// one of the workspace roots.
+	ErrInvalidWorkspace = errors.New("invalid workspace")
 	// ErrRoleCeiling: the caller may open agent sessions, but not with the
 	// agent_role asked for (D3).
 	ErrRoleCeiling = errors.New("agent role above the caller's ceiling")
@@ -86,6 +90,9 @@ type CommandBlockedError struct {
 	AgentRole string
 	// Err is the domain's refusal, worded as the seed words it.
 	Err *policy.BlockedError
+	// Sandbox is the confinement the command would have run under; nil
+	// when it would have run unconfined.
+	Sandbox *ports.Confinement
 }
 
 // Error is the seed's wording: "Command risk high exceeds agent max risk moderate".

@@ -37,6 +37,10 @@ type ExecuteRequest struct {
 	// ForceApproval holds the command for a person's approval even when the
 	// gate would run it at once. It never unblocks a blocked command.
 	ForceApproval bool
+	// Unconfined asks for the command to run outside the sandbox
+	// ("sandbox": false): it is then decided by the unconfined table, with
+	// no contained tier (R21).
+	Unconfined bool
 }
 
 // Outcome says what became of a submitted command that was not refused.
@@ -63,6 +67,9 @@ type ExecuteResult struct {
 	Pending *agentsession.PendingApproval
 	// Run is how the command ran, when Outcome is Ran.
 	Run RunResult
+	// Sandbox is the confinement the command runs (or, held, would run)
+	// under; nil when it runs unconfined.
+	Sandbox *ports.Confinement
 }
 
 // ExecuteCommand is the gate: classify, judge against the session's role,
@@ -88,12 +95,13 @@ func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteReque
 		return ExecuteResult{}, err
 	}
 	req.Description = validUTF8(req.Description)
-	a := c.risk.Classify(req.Command)
+	a := c.risk.ClassifyIn(req.Command, c.workspaceOf(req.SessionID))
 	e, err := c.locked(who, req.SessionID)
 	if err != nil {
 		return ExecuteResult{}, err
 	}
-	res := ExecuteResult{Command: req.Command, AgentRole: e.s.AgentRole, Assessment: a}
+	confine := c.confinement(e, req.Unconfined)
+	res := ExecuteResult{Command: req.Command, AgentRole: e.s.AgentRole, Assessment: a, Sandbox: confine}
 
 	if n := len(req.Description); n > MaxDescriptionBytes {
 		// The record keeps the start of it, so the log shows what was tried.
@@ -104,11 +112,11 @@ func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteReque
 	if err := e.s.CheckExecute(); err != nil {
 		return res, c.block(ctx, e, req, a, err)
 	}
-	decision, err := policy.Check(policy.Role(e.s.AgentRole), a.Level)
+	decision, _, err := policy.CheckIn(policy.Role(e.s.AgentRole), a, tier(confine))
 	if err != nil {
 		var be *policy.BlockedError
 		if errors.As(err, &be) {
-			err = &CommandBlockedError{Command: req.Command, Assessment: a, AgentRole: e.s.AgentRole, Err: be}
+			err = &CommandBlockedError{Command: req.Command, Assessment: a, AgentRole: e.s.AgentRole, Err: be, Sandbox: confine}
 		}
 		return res, c.block(ctx, e, req, a, err)
 	}
@@ -127,9 +135,10 @@ func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteReque
 		e.mu.Unlock()
 		return res, err
 	}
-	cmd := command{e: e, sessionID: next.ID, conversationID: next.ConversationID, id: c.newID(), n: next.CommandCount, line: req.Command}
+	cmd := command{e: e, sessionID: next.ID, conversationID: next.ConversationID, id: c.newID(), n: next.CommandCount, line: req.Command, confine: confine}
 	base := c.commandEvent(&next, req.Command, a)
 	base.Detail = mergeDetail(base.Detail, map[string]string{"command_id": cmd.id, "decision": policy.Auto.String(), "description": req.Description})
+	base.Detail = mergeDetail(base.Detail, sandboxDetail(confine))
 	if err := c.record(ctx, withStatus(base, ports.AuditExecute, statusRunning)); err != nil {
 		e.mu.Unlock()
 		return res, err
@@ -234,6 +243,7 @@ func (c *core) hold(ctx context.Context, e *entry, req ExecuteRequest, a risk.As
 	p := agentsession.PendingApproval{
 		ID: c.newID(), Command: req.Command, Risk: a.Level.String(),
 		Reasons: a.Reasons, Description: req.Description, RequestedAt: c.clock.Now(),
+		Unconfined: req.Unconfined,
 	}
 	next := e.s
 	if err := next.Hold(p); err != nil {
@@ -246,7 +256,7 @@ func (c *core) hold(ctx context.Context, e *entry, req ExecuteRequest, a risk.As
 	if req.ForceApproval {
 		detail["forced"] = "true"
 	}
-	rec.Detail = mergeDetail(nil, detail)
+	rec.Detail = mergeDetail(mergeDetail(nil, detail), sandboxDetail(res.Sandbox))
 	if err := c.record(ctx, rec); err != nil {
 		return res, err
 	}
@@ -279,4 +289,47 @@ func (c *core) execute(ctx context.Context, cmd command, base ports.AuditEvent) 
 		return r, errors.Join(err, runErr)
 	}
 	return r, runErr
+}
+
+// workspaceOf is the workspace of session id, or "" (it never changes, so
+// it is read without the session's lock).
+func (c *core) workspaceOf(id string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.sessions[id]; e != nil {
+		return e.workspace
+	}
+	return ""
+}
+
+// confinement is what a command of e runs under: nil when it runs
+// unconfined (the agent asked so, or the sandbox is off or unavailable).
+func (c *core) confinement(e *entry, unconfined bool) *ports.Confinement {
+	if unconfined || e.scope == nil || !c.confines() {
+		return nil
+	}
+	return &ports.Confinement{
+		Mode: c.cfg.Sandbox, Network: c.cfg.Network, Workspace: e.workspace, TempDir: e.scope.TempDir(),
+	}
+}
+
+// tier is how far the gate trusts a command's confinement (R21): only a
+// sandbox without network contains what moderate commands do.
+func tier(c *ports.Confinement) policy.Tier {
+	if c == nil || c.Network {
+		return policy.Unconfined
+	}
+	return policy.Contained
+}
+
+// sandboxDetail is the audit record's note of the confinement.
+func sandboxDetail(c *ports.Confinement) map[string]string {
+	if c == nil {
+		return map[string]string{"sandboxed": "false"}
+	}
+	network := "off"
+	if c.Network {
+		network = "on"
+	}
+	return map[string]string{"sandboxed": "true", "sandbox_mode": string(c.Mode), "sandbox_network": network, "workspace": c.Workspace}
 }

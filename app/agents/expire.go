@@ -50,7 +50,7 @@ func (c *core) expire(e *entry) {
 	if err := c.audit.Record(context.Background(), rec); err != nil {
 		c.log.Error("agent session expired but the audit log could not record it", "session", e.id, "err", err)
 	}
-	terms := c.end(e)
+	left := c.end(e)
 	e.mu.Unlock()
-	c.dispose(terms)
+	c.dispose(left)
 }

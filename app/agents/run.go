@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -61,6 +62,8 @@ type command struct {
 	id             string
 	n              int // the session's command number, for the URI
 	line           string
+	// confine is the command's confinement; nil runs it unconfined.
+	confine *ports.Confinement
 }
 
 // run executes cmd through the terminal host, on pipes, as `$SHELL -c
@@ -80,11 +83,20 @@ func (c *core) run(ctx context.Context, cmd command) (RunResult, error) {
 		Terminal:  fmt.Sprintf("ahp-terminal:/agent-%s-%d", cmd.sessionID, cmd.n),
 	}
 	out := newCapture(c.cfg.OutputCapBytes)
+	dir := cmd.e.workspace
+	if dir == "" {
+		dir = c.cfg.Dir
+	}
+	env := agentEnv
+	if cmd.confine != nil {
+		// The command's /tmp is its private directory.
+		env = append(slices.Clone(agentEnv), "TMPDIR=/tmp")
+	}
 	start := c.clock.Now()
 	term, err := c.host.Create(ctx, terminals.Spec{
 		URI:  res.Terminal,
 		Name: title(cmd.line),
-		CWD:  c.cfg.Dir,
+		CWD:  dir,
 		Claim: terminal.Claim{
 			Kind:       terminal.ClaimSession,
 			Session:    "ahp-session:/" + cmd.sessionID,
@@ -95,7 +107,8 @@ func (c *core) run(ctx context.Context, cmd command) (RunResult, error) {
 		// connection's defaultShell (D15).
 		Command:  cmd.line,
 		NoInput:  true,
-		Env:      agentEnv,
+		Env:      env,
+		Confine:  cmd.confine,
 		OnOutput: out.write,
 	})
 	if err != nil {

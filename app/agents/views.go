@@ -16,9 +16,11 @@ type SessionView struct {
 	AgentRole      string
 	ConversationID string
 	Host           string
-	State          agentsession.State
-	CreatedAt      time.Time
-	LastActivity   time.Time
+	// Workspace is where the session's commands start.
+	Workspace    string
+	State        agentsession.State
+	CreatedAt    time.Time
+	LastActivity time.Time
 	// Uptime is how long the session has been open, as of the call.
 	Uptime time.Duration
 	// CommandCount is how many agent commands have started.
@@ -37,6 +39,7 @@ func view(s agentsession.Session, now time.Time) SessionView {
 		AgentRole:      s.AgentRole,
 		ConversationID: s.ConversationID,
 		Host:           s.Host,
+		Workspace:      s.Workspace,
 		State:          s.State,
 		CreatedAt:      s.CreatedAt,
 		LastActivity:   s.LastActivity,

@@ -143,6 +143,10 @@ type Spec struct {
 	// everything is Stdout. Every call has returned before Done is closed;
 	// data is valid only during the call.
 	OnOutput func(stream Stream, data []byte)
+	// Confine runs the process confined (ports.SpawnSpec.Confine); a
+	// spawner that cannot confine it makes the terminal one that could not
+	// start, never an unconfined one.
+	Confine *ports.Confinement
 }
 
 // Stream says which of a process's outputs a chunk came from.
@@ -241,6 +245,7 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 		Env:  env,
 		Cols: uint16(cols), Rows: uint16(rows),
 		SeparateStderr: spec.OnOutput != nil && !spec.PTY,
+		Confine:        spec.Confine,
 	})
 	if spawnErr != nil {
 		msg := fmt.Sprintf("shellgate: cannot start %s in %s: %v\n", shell, dir, spawnErr)

@@ -51,6 +51,23 @@ type AgentTerminalConfig struct {
 	// AuditLog is the audit log's path; empty means audit.log in the data
 	// directory.
 	AuditLog string `yaml:"audit_log"`
+	// WorkspaceRoots are the directories a session's workspace must lie in;
+	// the first is the default workspace. Empty means the directory serve
+	// started in.
+	WorkspaceRoots []string `yaml:"workspace_roots"`
+	// Sandbox is workspace-write, read-only or off (docs/risk-policy.md R21).
+	Sandbox string `yaml:"sandbox"`
+	// Network lets sandboxed commands reach the network.
+	Network Switch `yaml:"network"`
+	// SandboxDenyRead lists paths a sandboxed command may not read, on top
+	// of the daemon's own files.
+	SandboxDenyRead []string `yaml:"sandbox_deny_read"`
+	// SandboxAllowWrite lists more directories every sandboxed command may
+	// write (a shared build cache, say).
+	SandboxAllowWrite []string `yaml:"sandbox_allow_write"`
+	// MaxPids and MaxMemory limit each sandboxed command (its cgroup).
+	MaxPids   int   `yaml:"max_pids"`
+	MaxMemory Bytes `yaml:"max_memory"`
 }
 
 // defaultAgentTerminal is the embedded default: the seed's values, and no
@@ -63,6 +80,10 @@ func defaultAgentTerminal() AgentTerminalConfig {
 		MaxConcurrentCommands: agents.DefaultMaxConcurrentCommands,
 		CommandTimeout:        Seconds(10 * time.Minute),
 		OutputCapBytes:        agents.DefaultOutputCapBytes,
+		Sandbox:               string(ports.SandboxWorkspaceWrite),
+		SandboxDenyRead:       defaultDenyRead,
+		MaxPids:               512,
+		MaxMemory:             2 << 30,
 	}
 }
 
@@ -111,8 +132,12 @@ func agentOptions(cfg Config) fx.Option {
 	)
 }
 
-func newAgentGate(cfg Config, clk ports.Clock, host *terminals.Host, log *audit.Log, logger *slog.Logger, classifier *risk.Classifier) *agents.App {
+func newAgentGate(cfg Config, clk ports.Clock, host *terminals.Host, log *audit.Log, logger *slog.Logger, classifier *risk.Classifier, sb ports.Sandbox) (*agents.App, error) {
 	at := cfg.AgentTerminal
+	mode, err := sandboxMode(at.Sandbox)
+	if err != nil {
+		return nil, err
+	}
 	return agents.New(agents.Config{
 		DefaultHost:           at.DefaultHost,
 		SessionTimeout:        time.Duration(at.SessionTimeout),
@@ -121,7 +146,10 @@ func newAgentGate(cfg Config, clk ports.Clock, host *terminals.Host, log *audit.
 		MaxConcurrentCommands: at.MaxConcurrentCommands,
 		CommandTimeout:        time.Duration(at.CommandTimeout),
 		OutputCapBytes:        at.OutputCapBytes,
-	}, agents.Deps{Clock: clk, Audit: log, Terminals: host, Classifier: classifier, Log: logger})
+		WorkspaceRoots:        workspaceRoots(cfg),
+		Sandbox:               mode,
+		Network:               bool(at.Network),
+	}, agents.Deps{Clock: clk, Audit: log, Terminals: host, Classifier: classifier, Sandbox: sb, Log: logger}), nil
 }
 
 func newAgentRoute(app *agents.App, users ports.UserStore, logger *slog.Logger) Route {
@@ -192,6 +220,9 @@ func classifierConfig(cfg Config) risk.Config {
 	}
 	if wd, err := os.Getwd(); err == nil {
 		rc.Workdirs = pathForms(wd)
+	}
+	for _, root := range workspaceRoots(cfg) {
+		rc.Workdirs = append(rc.Workdirs, pathForms(root)...)
 	}
 	return rc
 }

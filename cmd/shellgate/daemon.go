@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +22,6 @@ import (
 	"github.com/shellgate/shellgate/adapters/clock"
 	"github.com/shellgate/shellgate/adapters/metrics"
 	"github.com/shellgate/shellgate/adapters/shellinit"
-	"github.com/shellgate/shellgate/adapters/spawner/local"
 	"github.com/shellgate/shellgate/adapters/transport/websocket"
 	"github.com/shellgate/shellgate/adapters/userstore"
 	"github.com/shellgate/shellgate/adapters/web"
@@ -55,7 +55,6 @@ func daemonOptions(cfg Config, logOut io.Writer) fx.Option {
 		fx.StopTimeout(cfg.StopGrace+10*time.Second),
 		fx.Provide(
 			fx.Annotate(clock.System, fx.As(new(ports.Clock))),
-			fx.Annotate(local.New, fx.As(new(ports.Spawner))),
 			terminalsConfig,
 			metrics.New,
 			newWebSocketServer,
@@ -63,6 +62,7 @@ func daemonOptions(cfg Config, logOut io.Writer) fx.Option {
 			newMux,
 			newHTTPServer,
 		),
+		sandboxOptions(),
 		hub.Module,
 		terminals.Module,
 		signInOptions(),
@@ -167,8 +167,10 @@ type Route struct {
 
 type muxParams struct {
 	fx.In
+	Config  Config
 	WS      *websocket.Server
 	Metrics *metrics.Metrics
+	Sandbox ports.Sandbox
 	Routes  []Route `group:"routes"`
 }
 
@@ -178,9 +180,13 @@ func newMux(p muxParams) *http.ServeMux {
 	for _, r := range p.Routes {
 		mux.Handle(r.Pattern, r.Handler)
 	}
+	health, _ := json.Marshal(struct {
+		Status  string        `json:"status"`
+		Sandbox sandboxHealth `json:"sandbox"`
+	}{"ok", healthOf(p.Config, p.Sandbox.Status())})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "ok\n")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(append(health, '\n'))
 	})
 	mux.Handle("GET /metrics", m.Handler())
 	mux.Handle("/", ws)

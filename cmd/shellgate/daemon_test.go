@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -12,12 +13,19 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/shellgate/shellgate/adapters/spawner/fake"
+	"github.com/shellgate/shellgate/adapters/spawner/sandbox"
 	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/domain/terminal"
 	"github.com/shellgate/shellgate/ports"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The daemon's sandbox runs its helper as this binary.
+	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
+		os.Exit(sandbox.Main(os.Args[2:]))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func testConfig(t *testing.T) Config {
 	cfg := defaultConfig()
@@ -41,7 +49,8 @@ func TestDaemonStartsServesHealthAndStopsCleanly(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Equal(t, "ok\n", string(body))
+	require.Contains(t, string(body), `"status":"ok"`)
+	require.Contains(t, string(body), `"sandbox":{`)
 	require.NoError(t, d.Stop(ctx))
 }
 

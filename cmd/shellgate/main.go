@@ -10,9 +10,16 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/shellgate/shellgate/adapters/spawner/sandbox"
 )
 
 func main() {
+	// The sandbox's helper is this binary: it must confine itself before
+	// anything else of the CLI runs.
+	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
+		os.Exit(sandbox.Main(os.Args[2:]))
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -68,5 +75,6 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newApprovalsCmd())
 	root.AddCommand(newApproveCmd())
 	root.AddCommand(newDenyCmd())
+	root.AddCommand(newSandboxCmd())
 	return root
 }

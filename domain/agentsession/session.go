@@ -19,6 +19,8 @@ type Spec struct {
 	ConversationID string
 	// Host is where the agent's commands run; optional.
 	Host string
+	// Workspace is the directory every command of the session starts in.
+	Workspace string
 	// Metadata is the caller's free-form object; it is copied, not kept.
 	Metadata map[string]any
 	// CreatedAt is when the session opened.
@@ -40,6 +42,8 @@ type Session struct {
 	ConversationID string
 	// Host is where the agent's commands run; may be empty.
 	Host string
+	// Workspace is the directory every command of the session starts in.
+	Workspace string
 	// Metadata is the free-form object given at creation; read it, never
 	// write to it.
 	Metadata map[string]any
@@ -78,6 +82,9 @@ type PendingApproval struct {
 	Description string
 	// RequestedAt is when the agent submitted the command.
 	RequestedAt time.Time
+	// Unconfined says the agent asked for the command to run outside the
+	// sandbox ("sandbox": false), and so it runs if approved.
+	Unconfined bool
 }
 
 // Transition is one hand-over of control, for the caller's response and audit
@@ -104,6 +111,7 @@ func New(spec Spec) (Session, error) {
 		AgentRole:      spec.AgentRole,
 		ConversationID: spec.ConversationID,
 		Host:           spec.Host,
+		Workspace:      spec.Workspace,
 		Metadata:       maps.Clone(spec.Metadata),
 		CreatedAt:      spec.CreatedAt,
 		LastActivity:   spec.CreatedAt,
