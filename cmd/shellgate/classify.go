@@ -18,9 +18,14 @@ import (
 
 // classification is one line of `shellgate classify`'s output.
 type classification struct {
-	Command   string    `json:"command"`
-	Risk      string    `json:"risk"`
-	Reasons   []string  `json:"reasons"`
+	Command string   `json:"command"`
+	Risk    string   `json:"risk"`
+	Reasons []string `json:"reasons"`
+	// Decision is the gate's answer for --role, when given.
+	Decision string `json:"decision,omitempty"`
+	// Sandboxed says the decisions assume the command runs sandboxed
+	// (--sandboxed: workspace writes, no network; R21).
+	Sandboxed bool      `json:"sandboxed"`
 	Decisions decisions `json:"decisions"`
 }
 
@@ -74,10 +79,25 @@ Where the commands come from:
 			// the same --data-dir and --config, so the verdicts are the ones
 			// an agent would get.
 			classifier := newGateClassifier(cfg)
-			extra := cfg.AgentTerminal.ApprovalRequiredFor
+			g := gateView{approvalRequiredFor: cfg.AgentTerminal.ApprovalRequiredFor}
+			if name, _ := cmd.Flags().GetString("role"); name != "" {
+				role, err := policy.ParseRole(name)
+				if err != nil {
+					return err
+				}
+				g.role = role
+			}
+			if g.sandboxed, _ = cmd.Flags().GetBool("sandboxed"); g.sandboxed {
+				g.workspace, _ = cmd.Flags().GetString("workspace")
+				if g.workspace == "" {
+					if roots := workspaceRoots(cfg); len(roots) > 0 {
+						g.workspace = roots[0]
+					}
+				}
+			}
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetEscapeHTML(false)
-			emit := func(command string) error { return enc.Encode(classify(classifier, command, extra)) }
+			emit := func(command string) error { return enc.Encode(classify(classifier, command, g)) }
 			if len(args) == 0 {
 				return eachInputCommand(cmd.InOrStdin(), jsonl, emit)
 			}
@@ -89,6 +109,9 @@ Where the commands come from:
 		},
 	}
 	cmd.Flags().Bool("jsonl", false, "read standard input as one JSON string per line")
+	cmd.Flags().String("role", "", "also print the gate's decision for this agent role (key decision)")
+	cmd.Flags().Bool("sandboxed", false, "decide as for a command that runs sandboxed, workspace writes and no network (R21)")
+	cmd.Flags().String("workspace", "", "with --sandboxed: the workspace the command runs in (default: the first workspace root)")
 	return cmd
 }
 
@@ -124,12 +147,27 @@ func quoteWord(w string, first bool) (string, error) {
 	return syntax.Quote(w, syntax.LangBash)
 }
 
-// classify assesses command and applies the gate for every role.
-func classify(c *risk.Classifier, command string, approvalRequiredFor []risk.Level) classification {
+// gateView is what classify decides for: a role (optional), and whether
+// the command runs sandboxed, in which workspace.
+type gateView struct {
+	approvalRequiredFor []risk.Level
+	role                policy.Role
+	sandboxed           bool
+	workspace           string
+}
+
+// classify assesses command and applies the gate for every role, as the
+// agent gate does (app/agents ExecuteCommand).
+func classify(c *risk.Classifier, command string, g gateView) classification {
+	tier := policy.Unconfined
 	a := c.Classify(command)
+	if g.sandboxed {
+		tier = policy.Contained
+		a = c.ClassifyIn(command, g.workspace)
+	}
 	decide := func(role policy.Role) string {
-		d := policy.Decide(role, a.Level)
-		if d == policy.Auto && slices.Contains(approvalRequiredFor, a.Level) {
+		d, _, _ := policy.CheckIn(role, a, tier)
+		if d == policy.Auto && slices.Contains(g.approvalRequiredFor, a.Level) {
 			d = policy.Approval
 		}
 		return d.String()
@@ -138,8 +176,12 @@ func classify(c *risk.Classifier, command string, approvalRequiredFor []risk.Lev
 	if reasons == nil {
 		reasons = []string{}
 	}
+	decision := ""
+	if g.role != "" {
+		decision = decide(g.role)
+	}
 	return classification{
-		Command: command, Risk: a.Level.String(), Reasons: reasons,
+		Command: command, Risk: a.Level.String(), Reasons: reasons, Decision: decision, Sandboxed: g.sandboxed,
 		Decisions: decisions{
 			ChatAgent:       decide(policy.ChatAgent),
 			AutomationAgent: decide(policy.AutomationAgent),

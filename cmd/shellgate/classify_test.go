@@ -155,3 +155,30 @@ func TestClassifyGuardsTheDaemonsOwnFilesLikeTheGate(t *testing.T) {
 	require.Contains(t, strings.Join(got[1].Reasons, "\n"), "daemon's own file")
 	require.Equal(t, "safe", got[2].Risk, "other files are as before: %v", got[2].Reasons)
 }
+
+func TestClassifyPrintsTheDecisionForARoleSandboxedOrNot(t *testing.T) {
+	ws := t.TempDir()
+	line := "mkdir -p build && rm -rf build"
+	code, out, errOut := runGateCLI(t, "", "classify", "--data-dir", t.TempDir(), "--role", "chat_agent", line)
+	require.Zero(t, code, errOut)
+	got := decodeClassifications(t, out)
+	require.Len(t, got, 1)
+	require.Equal(t, "dangerous", got[0].Risk)
+	require.Equal(t, "blocked", got[0].Decision)
+	require.False(t, got[0].Sandboxed)
+
+	code, out, errOut = runGateCLI(t, "", "classify", "--data-dir", t.TempDir(), "--role", "chat_agent", "--sandboxed", "--workspace", ws, line)
+	require.Zero(t, code, errOut)
+	got = decodeClassifications(t, out)
+	require.Equal(t, "dangerous", got[0].Risk, "the risk itself is unchanged")
+	require.Equal(t, "auto", got[0].Decision, "R21: a deletion inside the workspace is contained")
+	require.True(t, got[0].Sandboxed)
+
+	code, out, _ = runGateCLI(t, "", "classify", "--data-dir", t.TempDir(), "--role", "chat_agent", "--sandboxed", "--workspace", ws, "sudo reboot")
+	require.Zero(t, code)
+	require.Equal(t, "blocked", decodeClassifications(t, out)[0].Decision, "high and above are decided as unconfined")
+
+	code, _, errOut = runGateCLI(t, "", "classify", "--role", "root_agent", "ls")
+	require.NotZero(t, code)
+	require.Contains(t, errOut, "chat_agent")
+}

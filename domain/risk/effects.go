@@ -247,7 +247,7 @@ func (a *analyzer) destroyPath(sc *scope, p string, mode deleteMode, via string,
 	case isCriticalFile(p):
 		a.add(Forbidden, "R9b critical file", via+" of "+p)
 	case mode >= forcedDelete && !emptyForm && a.insideWorkspace(sc, p):
-		a.addContained(Dangerous, "R10 destructive", via+" of "+p+" inside the workspace")
+		a.addContained(Dangerous, "R10 destructive", via+" of "+p)
 	case mode >= forcedDelete:
 		if emptyForm {
 			a.add(Dangerous, "R17 empty expansion", via+" of "+p+" when a variable is empty")
@@ -257,7 +257,7 @@ func (a *analyzer) destroyPath(sc *scope, p string, mode deleteMode, via string,
 	case isSystemPath(p):
 		a.add(High, "R13 delete", via+" of system file "+p)
 	case a.insideWorkspace(sc, p):
-		a.addContained(High, "R13 delete", via+" of "+p+" inside the workspace cannot be undone")
+		a.addContained(High, "R13 delete", via+" of "+p+" cannot be undone")
 	default:
 		a.add(High, "R13 delete", via+" of "+p+" cannot be undone")
 	}
