@@ -45,7 +45,7 @@ func startGateDaemon(t *testing.T, extraArgs ...string) *gateDaemon {
 
 // api calls the agent REST API as who (a name in tokens; any other name
 // sends no token).
-func (g *gateDaemon) api(t *testing.T, who, method, path string, body any) (int, map[string]any) {
+func (g *gateDaemon) api(t testing.TB, who, method, path string, body any) (int, map[string]any) {
 	t.Helper()
 	var reader *strings.Reader
 	if body == nil {

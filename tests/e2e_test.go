@@ -58,7 +58,7 @@ const patience = 30 * time.Second
 
 // daemon is one running shellgate serve.
 type daemon struct {
-	t       *testing.T
+	t       testing.TB
 	cmd     *exec.Cmd
 	addr    string
 	logs    *strings.Builder
@@ -92,7 +92,7 @@ func startDaemonIn(t *testing.T, dataDir string, extraArgs ...string) *daemon {
 
 // startDaemonWith is startDaemonIn with env ("K=V") added to the daemon's
 // environment.
-func startDaemonWith(t *testing.T, dataDir string, env []string, extraArgs ...string) *daemon {
+func startDaemonWith(t testing.TB, dataDir string, env []string, extraArgs ...string) *daemon {
 	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir}, extraArgs...)
 	cmd := exec.Command(binary, args...)
@@ -187,7 +187,7 @@ func (d *daemon) dialRaw(t *testing.T, opts ahpclient.DialOptions) *ahpclient.Cl
 	return c
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	t.Cleanup(cancel)
 	return ctx

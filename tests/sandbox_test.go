@@ -35,7 +35,7 @@ type sandboxed struct {
 	home, root, workspace string
 }
 
-func startSandboxed(t *testing.T, config string, env ...string) *sandboxed {
+func startSandboxed(t testing.TB, config string, env ...string) *sandboxed {
 	t.Helper()
 	home, dataDir, root := t.TempDir(), t.TempDir(), t.TempDir()
 	workspace := filepath.Join(root, "project")
@@ -62,7 +62,7 @@ func startSandboxed(t *testing.T, config string, env ...string) *sandboxed {
 }
 
 // session opens a session of role for who in the workspace.
-func (s *sandboxed) session(t *testing.T, who, role string) string {
+func (s *sandboxed) session(t testing.TB, who, role string) string {
 	t.Helper()
 	status, created := s.api(t, who, "POST", "/api/agent-terminal/sessions", map[string]any{
 		"agent_id": who, "agent_role": role, "workspace": s.workspace,

@@ -88,12 +88,18 @@ type fixture struct {
 // fake shell understands a few command lines (see shell).
 func newFixture(t *testing.T, cfg agents.Config) *fixture {
 	t.Helper()
+	return newFixtureWith(t, cfg, nil)
+}
+
+// newFixtureWith is newFixture with a sandbox port (nil: none).
+func newFixtureWith(t *testing.T, cfg agents.Config, sb ports.Sandbox) *fixture {
+	t.Helper()
 	f := &fixture{t: t, clock: clock.NewFake(t0), sp: fake.New(), audit: &memAudit{}, dir: t.TempDir()}
 	f.sp.Register("sh", shell)
 	f.host = terminals.New(terminals.Config{Shell: "/bin/sh", Dir: f.dir, Env: []string{"PATH=/bin", "PAGER=less"}}, hub.New(hub.Options{}), f.sp, f.clock)
 	var mu sync.Mutex
 	f.app = agents.New(cfg, agents.Deps{Classifier: risk.New(shellexpand.New()),
-		Clock: f.clock, Audit: f.audit, Terminals: f.host,
+		Clock: f.clock, Audit: f.audit, Terminals: f.host, Sandbox: sb,
 		NewID: func() string {
 			mu.Lock()
 			defer mu.Unlock()

@@ -107,7 +107,10 @@ func TestInputThatWaitsIsDeliveredWholeAndInOrder(t *testing.T) {
 func TestStopReturnsWhenItsTimeIsUpEvenIfAnEscapedProcessHoldsTheOutput(t *testing.T) {
 	f := newHost(t, terminals.Config{StopGrace: 50 * time.Millisecond}, nil)
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	term := f.create(terminals.Spec{Command: fmt.Sprintf("setsid sleep 300 & echo $! > %s.tmp; mv %s.tmp %s; wait", pidFile, pidFile, pidFile)})
+	// The escaped process writes its pid itself, once it has left the
+	// group: $! is known before the child's setsid, and a Stop that came
+	// in between would still reach it.
+	term := f.create(terminals.Spec{Command: fmt.Sprintf(`setsid sh -c 'echo $$ > %s.tmp; mv %s.tmp %s; exec sleep 300' & wait`, pidFile, pidFile, pidFile)})
 	escaped := readPid(t, pidFile)
 	t.Cleanup(func() { _ = syscall.Kill(escaped, syscall.SIGKILL) })
 
