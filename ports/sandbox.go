@@ -52,6 +52,8 @@ type SandboxStatus struct {
 	Cgroup string
 	// Confines lists what a confined command cannot do, in words.
 	Confines []string
+	// Helper is the executable that confines each command.
+	Helper string
 }
 
 // Sandbox gives agent sessions their confinement: it reports what the kernel

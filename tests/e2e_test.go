@@ -43,6 +43,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building shellgate:", err)
 		os.Exit(1)
 	}
+	// The sandbox helper, installed beside the daemon as `go install
+	// ./cmd/...` puts it.
+	helper := exec.Command("go", "build", "-o", filepath.Join(dir, "shellgate-sandbox"), "../cmd/shellgate-sandbox")
+	helper.Stdout, helper.Stderr = os.Stdout, os.Stderr
+	if err := helper.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building shellgate-sandbox:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	if code == 0 {

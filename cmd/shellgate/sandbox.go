@@ -153,7 +153,7 @@ func sandboxOptions() fx.Option {
 	return fx.Options(
 		fx.Provide(
 			func(lc fx.Lifecycle, cfg Config, log *slog.Logger) *sandbox.Sandbox {
-				sb := sandbox.New(context.Background(), local.New(), sandboxConfig(cfg))
+				sb := sandbox.New(context.Background(), sandboxConfig(cfg))
 				logSandbox(log, cfg, sb.Status())
 				lc.Append(fx.StopHook(sb.Close))
 				return sb
@@ -187,6 +187,7 @@ type sandboxHealth struct {
 	Mechanisms  []string `json:"mechanisms"`
 	Confines    []string `json:"confines"`
 	Cgroup      string   `json:"cgroup,omitempty"`
+	Helper      string   `json:"helper,omitempty"`
 }
 
 func healthOf(cfg Config, st ports.SandboxStatus) sandboxHealth {
@@ -197,6 +198,7 @@ func healthOf(cfg Config, st ports.SandboxStatus) sandboxHealth {
 	h := sandboxHealth{
 		Mode: cfg.AgentTerminal.Sandbox, Network: network, Available: st.Available, Reason: st.Reason,
 		LandlockABI: st.LandlockABI, Mechanisms: nonNilStrings(st.Mechanisms), Confines: nonNilStrings(st.Confines), Cgroup: st.Cgroup,
+		Helper: st.Helper,
 	}
 	if h.Mode == "" {
 		h.Mode = string(ports.SandboxWorkspaceWrite)
@@ -222,7 +224,7 @@ func newSandboxCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sb := sandbox.New(c.Context(), local.New(), sandboxConfig(cfg))
+			sb := sandbox.New(c.Context(), sandboxConfig(cfg))
 			defer sb.Close()
 			h := healthOf(cfg, sb.Status())
 			if asJSON, _ := c.Flags().GetBool("json"); asJSON {
@@ -239,7 +241,7 @@ func newSandboxCmd() *cobra.Command {
 			if h.Mode == string(ports.SandboxOff) {
 				fmt.Fprintln(out, "agent_terminal.sandbox is off: agent commands run unconfined")
 			}
-			fmt.Fprintf(out, "landlock ABI: %d\nmechanisms: %s\na sandboxed command:\n", h.LandlockABI, strings.Join(h.Mechanisms, ", "))
+			fmt.Fprintf(out, "landlock ABI: %d\nmechanisms: %s\nhelper: %s\na sandboxed command:\n", h.LandlockABI, strings.Join(h.Mechanisms, ", "), h.Helper)
 			for _, line := range h.Confines {
 				fmt.Fprintf(out, "  - %s\n", line)
 			}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"sync"
 	"syscall"
 
@@ -18,12 +19,20 @@ import (
 )
 
 // Spawner starts processes on pipes. The zero value is ready to use.
-type Spawner struct{}
+type Spawner struct {
+	prepare func(*exec.Cmd)
+}
 
 var _ ports.Spawner = (*Spawner)(nil)
 
 // New returns a pipe spawner.
 func New() *Spawner { return &Spawner{} }
+
+// NewPrepared returns a pipe spawner that hands each command to prepare just
+// before it starts, with its streams and process group set, so that a
+// confining spawner (adapters/spawner/sandbox) can add namespaces and
+// descriptors. prepare must leave the standard streams alone.
+func NewPrepared(prepare func(*exec.Cmd)) *Spawner { return &Spawner{prepare: prepare} }
 
 // Spawn starts spec.Program in a process group of its own. ctx only bounds
 // the start: once running, the process lives until it exits or is signalled,
@@ -66,6 +75,9 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 			return nil, fmt.Errorf("pipe: spawn %q: stderr pipe: %w", spec.Program, err)
 		}
 		cmd.Stderr = errW
+	}
+	if s.prepare != nil {
+		s.prepare(cmd)
 	}
 
 	if err := cmd.Start(); err != nil {

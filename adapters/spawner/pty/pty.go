@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"sync"
 	"syscall"
 
@@ -27,12 +28,20 @@ const (
 
 // Spawner starts processes under a pseudoterminal. The zero value is ready
 // to use.
-type Spawner struct{}
+type Spawner struct {
+	prepare func(*exec.Cmd)
+}
 
 var _ ports.Spawner = (*Spawner)(nil)
 
 // New returns a pty spawner.
 func New() *Spawner { return &Spawner{} }
+
+// NewPrepared returns a pty spawner that hands each command to prepare just
+// before it starts, with its session attributes set, so that a confining
+// spawner (adapters/spawner/sandbox) can add namespaces and descriptors.
+// prepare must leave the standard streams alone.
+func NewPrepared(prepare func(*exec.Cmd)) *Spawner { return &Spawner{prepare: prepare} }
 
 // Spawn starts spec.Program in a new session on a new pty of spec.Cols x
 // spec.Rows (80x24 where zero). ctx only bounds the start. spec.Env is the
@@ -60,10 +69,13 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 	cmd := proc.Command(spec)
 	// A new session makes the child's pid its process group id, and the pty
 	// (its stdin, fd 0) its controlling terminal.
-	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if s.prepare != nil {
+		s.prepare(cmd)
+	}
 	// creack/pty hands the child the terminal's *os.File for every stream and
 	// closes it after the start, as proc.Reap requires.
-	blocking, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: cols, Rows: rows}, attrs)
+	blocking, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: cols, Rows: rows}, cmd.SysProcAttr)
 	if err != nil {
 		return nil, fmt.Errorf("pty: spawn %q in %q: %w", spec.Program, spec.Dir, err)
 	}

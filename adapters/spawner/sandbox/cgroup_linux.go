@@ -214,6 +214,16 @@ func (c *cgroups) create(maxPids int, maxMemory int64) (*group, error) {
 	return g, nil
 }
 
+// join puts pid (and its threads) in every group.
+func (g *group) join(pid int) error {
+	for _, dir := range g.dirs {
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			return fmt.Errorf("join cgroup %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
 // end kills every process still in the groups and removes them. A group
 // can only be removed once its last member is reaped, which the kernel does
 // a moment after the kill; end keeps trying for a while.

@@ -1,42 +1,60 @@
 package sandbox
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	"golang.org/x/sys/unix"
+
+	"github.com/shellgate/shellgate/domain/terminal"
 )
 
 // exitSetup is the exit code of a command whose confinement could not be
 // put in force: nothing of the command ran.
 const exitSetup = 126
 
-// Main runs the helper: args are what follows Command on the command line.
-// It returns only on a failure to start; otherwise it exits as the command
-// did (with its code, or by its signal).
-func Main(args []string) int {
-	if len(args) > 0 && args[0] == innerFlag {
-		return inside(args[1:])
-	}
-	return outside(args)
-}
+// The descriptors the daemon hands the helper beside the standard streams.
+const (
+	// statusFD is where the helper reports how the command ended.
+	statusFD = 3
+	// goFD is where the daemon says, with one byte, that the helper is in
+	// its cgroups and may start the command; end of file means it may not.
+	goFD = 4
+)
 
-// outside is the half that runs in the daemon's namespaces, as the process
-// the spawner started: it joins the command's cgroups, starts the inside
-// half in new namespaces, and ends as the command ended.
-func outside(args []string) int {
+// Main runs the helper: args are what follows Command on the command line
+// (PLAN PROGRAM ARGS...). It is process 1 of the command's PID namespace, in
+// its own user, mount, IPC, UTS and (network off) network namespaces, which
+// the daemon created when it started it. It waits until the daemon has put
+// it in its cgroups, builds the command's view of the filesystem, restricts
+// itself with Landlock, drops every capability, runs the command as its
+// child, reaps whatever gets reparented to it, and reports how the command
+// ended on descriptor 3, since process 1 of a PID namespace cannot die of
+// the command's signal itself. When it exits, the kernel kills everything
+// left in the namespace: nothing a command started outlives it.
+func Main(args []string) int {
+	// Neither descriptor may reach the command.
+	syscall.CloseOnExec(statusFD)
+	syscall.CloseOnExec(goFD)
+	status := os.NewFile(statusFD, "status")
+	report := func(format string, a ...any) int {
+		fmt.Fprintf(status, format+"\n", a...)
+		return 0
+	}
+	fail := func(format string, a ...any) int {
+		msg := fmt.Sprintf(format, a...)
+		fmt.Fprintf(os.Stderr, "shellgate: sandbox: %s\n", msg)
+		return report("error %s", msg)
+	}
 	if len(args) < 2 {
 		return fail("usage: shellgate %s PLAN PROGRAM [ARGS...]", Command)
 	}
@@ -44,127 +62,35 @@ func outside(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	// The inside half is started with a parent-death signal, which the
-	// kernel ties to the thread that started it: keep this goroutine on
-	// one thread for the life of the process.
-	runtime.LockOSThread()
-	for _, dir := range p.Cgroups {
-		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
-			return fail("join cgroup %s: %v", dir, err)
-		}
+	if n, _ := os.NewFile(goFD, "go").Read(make([]byte, 1)); n != 1 {
+		return fail("the daemon did not let the command start")
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return fail("find own binary: %v", err)
-	}
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		return fail("status pipe: %v", err)
-	}
-	cmd := exec.Command(self, append([]string{Command, innerFlag}, args...)...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{statusW}
-	uid, gid := os.Getuid(), os.Getgid()
-	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS)
-	if !p.Network {
-		flags |= syscall.CLONE_NEWNET
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  flags,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-		Pdeathsig:   syscall.SIGKILL,
-	}
-	// The signals a terminal sends reach the whole process group, the
-	// command included; this half only waits for the command's end.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	if err := cmd.Start(); err != nil {
-		return fail("start the confined half: %v", err)
-	}
-	statusW.Close()
-	report, _ := bufio.NewReader(statusR).ReadString('\n')
-	_ = cmd.Wait()
-	return finish(strings.TrimSpace(report), cmd.ProcessState)
-}
-
-// finish ends this process the way the report (or the inside half's own
-// end) says the command ended.
-func finish(report string, st *os.ProcessState) int {
-	kind, value, _ := strings.Cut(report, " ")
-	switch kind {
-	case "exit":
-		code, _ := strconv.Atoi(value)
-		return code
-	case "signal":
-		n, _ := strconv.Atoi(value)
-		return raise(syscall.Signal(n))
-	case "error":
-		fmt.Fprintf(os.Stderr, "shellgate: sandbox: %s\n", value)
-		return exitSetup
-	case "notfound":
-		fmt.Fprintf(os.Stderr, "shellgate: sandbox: %s\n", value)
-		return 127
-	}
-	// No report: the inside half itself was killed (SIGKILL from outside).
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return raise(ws.Signal())
-	}
-	return exitSetup
-}
-
-// raise ends this process by sig, so that whoever waits on it sees the
-// signal, not an exit code.
-func raise(sig syscall.Signal) int {
-	signal.Reset(sig)
-	_ = syscall.Kill(os.Getpid(), sig)
-	// The signal arrives asynchronously; give it the time it takes. Still
-	// here after that: sig does not end a process by default.
-	for range 100 {
-		time.Sleep(10 * time.Millisecond)
-	}
-	return 128 + int(sig)
-}
-
-// inside is process 1 of the command's PID namespace, in its own user,
-// mount, IPC and (network off) network namespaces. It builds the command's
-// view of the filesystem, restricts itself with Landlock, drops every
-// capability, runs the command as its child, reaps whatever gets reparented
-// to it, and reports how the command ended on descriptor 3. When it exits,
-// the kernel kills everything left in the namespace: nothing a command
-// started outlives it.
-func inside(args []string) int {
-	// The status pipe must not reach the command.
-	syscall.CloseOnExec(3)
-	status := os.NewFile(3, "status")
-	report := func(format string, a ...any) int {
-		fmt.Fprintf(status, format+"\n", a...)
-		return 0
-	}
-	p, err := decodePlan(args[0])
-	if err != nil {
-		return report("error %v", err)
-	}
+	// Capabilities are per thread: the thread that drops them must be the
+	// one that starts the command.
 	runtime.LockOSThread()
 	if err := confine(p); err != nil {
-		return report("error %v", err)
+		return fail("%v", err)
 	}
 	if p.Probe {
 		return report("exit 0")
 	}
 	program, err := exec.LookPath(args[1])
 	if err != nil {
-		return report("notfound %s: %v", args[1], err)
+		fmt.Fprintf(os.Stderr, "shellgate: sandbox: %s: %v\n", args[1], err)
+		return report("exit 127")
 	}
 	if err := dropCapabilities(); err != nil {
-		return report("error drop capabilities: %v", err)
+		return fail("drop capabilities: %v", err)
 	}
+	// The signals a terminal sends reach the whole process group, the
+	// command included; process 1 only waits for the command's end.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	pid, err := syscall.ForkExec(program, args[1:], &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
 	})
 	if err != nil {
-		return report("error start %s: %v", args[1], err)
+		return fail("start %s: %v", args[1], err)
 	}
 	for {
 		var ws syscall.WaitStatus
@@ -173,7 +99,7 @@ func inside(args []string) int {
 			continue
 		}
 		if err != nil {
-			return report("error wait: %v", err)
+			return fail("wait: %v", err)
 		}
 		if got != pid {
 			continue // an orphan reparented to us
@@ -183,6 +109,30 @@ func inside(args []string) int {
 		}
 		return report("exit %d", ws.ExitStatus())
 	}
+}
+
+// statusOf reads the helper's report: how the command ended, or ok false
+// when there is none (the helper itself was killed).
+func statusOf(report string) (terminal.ExitStatus, bool) {
+	kind, value, _ := strings.Cut(strings.TrimSpace(report), " ")
+	switch kind {
+	case "exit":
+		code, err := strconv.Atoi(value)
+		return terminal.ExitedWith(code), err == nil
+	case "signal":
+		n, err := strconv.Atoi(value)
+		if err != nil {
+			return terminal.ExitStatus{}, false
+		}
+		name := unix.SignalName(syscall.Signal(n))
+		if name == "" {
+			name = "SIG" + value
+		}
+		return terminal.KilledBy(name), true
+	case "error":
+		return terminal.ExitedWith(exitSetup), true
+	}
+	return terminal.ExitStatus{}, false
 }
 
 // confine builds the mounts, the network and the Landlock domain.
@@ -373,9 +323,4 @@ func dropCapabilities() error {
 		return fmt.Errorf("capset: %w", err)
 	}
 	return nil
-}
-
-func fail(format string, a ...any) int {
-	fmt.Fprintf(os.Stderr, "shellgate: sandbox: "+format+"\n", a...)
-	return exitSetup
 }

@@ -7,14 +7,8 @@ import (
 
 // Command is the hidden subcommand of the daemon's own binary that confines
 // itself and then runs the command: `shellgate sandbox-exec PLAN PROGRAM
-// ARGS...`. It runs twice per command: once outside (joins the cgroups,
-// starts the inside half in new namespaces, reports its status) and once
-// inside, as process 1 of the new PID namespace (mounts, Landlock,
-// capabilities, then the command).
+// ARGS...` (see Main). The daemon starts it in new namespaces.
 const Command = "sandbox-exec"
-
-// innerFlag marks the inside half's argv.
-const innerFlag = "--inside"
 
 // plan is everything the helper needs, passed as one JSON argument. It holds
 // paths and limits, never a secret.
@@ -33,9 +27,6 @@ type plan struct {
 	// Hide lists paths that must read as empty: a directory is covered by an
 	// empty read-only tmpfs, a file by /dev/null.
 	Hide []string `json:"hide,omitempty"`
-	// Cgroups are the directories whose cgroup.procs the outside half joins
-	// before it starts anything.
-	Cgroups []string `json:"cgroups,omitempty"`
 	// Probe makes the inside half check what it can do and exit 0 without
 	// running anything.
 	Probe bool `json:"probe,omitempty"`

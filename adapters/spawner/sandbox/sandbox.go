@@ -1,13 +1,14 @@
 // Package sandbox confines agent commands (docs/risk-policy.md R21). It is a
-// decorator of ports.Spawner: a spec that carries a ports.Confinement is run
-// through the daemon's own binary (`shellgate sandbox-exec`), which puts the
-// command in new user, mount, PID, IPC and (network off) network
-// namespaces, gives it a private /tmp, hides the daemon's files and the
-// denied paths behind empty mounts, restricts writes to the workspace with
-// Landlock (which also keeps signals and abstract sockets inside), sets
-// no_new_privs, drops every capability, and counts it in cgroups with a
-// pids and a memory limit. A spec without a Confinement passes straight
-// through: people's terminals are not confined.
+// decorator of ports.Spawner: a spec without a Confinement passes straight
+// through to the inner spawner (people's terminals are not confined); a spec
+// that carries one is started, on pipes or a pty, as the daemon's own
+// binary (`shellgate sandbox-exec`, see Main) in new user, mount, PID, IPC,
+// UTS and (network off) network namespaces and in cgroups with a pids and a
+// memory limit. The helper gives the command a private /tmp, hides the
+// daemon's files and the denied paths behind empty mounts, restricts writes
+// to the workspace with Landlock (which also keeps signals and abstract
+// sockets inside), sets no_new_privs and drops every capability before it
+// runs the command.
 //
 // New probes the kernel once, by confining a real process; where that
 // fails the sandbox says so in its Status and refuses every confined spec,
@@ -23,12 +24,20 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
-	"github.com/landlock-lsm/go-landlock/landlock/syscall"
+	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 
+	"github.com/shellgate/shellgate/adapters/spawner/pipe"
+	"github.com/shellgate/shellgate/adapters/spawner/pty"
 	"github.com/shellgate/shellgate/domain/terminal"
 	"github.com/shellgate/shellgate/ports"
 )
+
+// HelperName is the small helper binary (cmd/shellgate-sandbox) the daemon
+// prefers when it is installed beside it.
+const HelperName = "shellgate-sandbox"
 
 // Config says how confined commands are set up.
 type Config struct {
@@ -45,7 +54,9 @@ type Config struct {
 	// made; empty means os.TempDir().
 	TempRoot string
 	// Helper is the executable that implements Command as its first
-	// argument; empty means this process's own binary.
+	// argument; empty means HelperName beside this process's binary when it
+	// is there (it starts in a fraction of the daemon's time), else this
+	// process's own binary.
 	Helper string
 	// Unavailable, when set, skips the probe and reports the sandbox as
 	// unavailable for this reason (for tests of the unconfined path).
@@ -64,9 +75,9 @@ var _ ports.Sandbox = (*Sandbox)(nil)
 
 // New probes what the kernel allows and returns the sandbox; it never
 // fails: an unusable sandbox reports why in its Status.
-func New(ctx context.Context, inner ports.Spawner, cfg Config) *Sandbox {
+func New(ctx context.Context, cfg Config) *Sandbox {
 	s := &Sandbox{cfg: cfg}
-	s.status = s.probe(ctx, inner)
+	s.status = s.probe(ctx)
 	return s
 }
 
@@ -80,7 +91,7 @@ func (s *Sandbox) Close() {
 	}
 }
 
-func (s *Sandbox) probe(ctx context.Context, inner ports.Spawner) ports.SandboxStatus {
+func (s *Sandbox) probe(ctx context.Context) ports.SandboxStatus {
 	st := ports.SandboxStatus{}
 	if s.cfg.Unavailable != "" {
 		st.Reason = s.cfg.Unavailable
@@ -94,9 +105,12 @@ func (s *Sandbox) probe(ctx context.Context, inner ports.Spawner) ports.SandboxS
 			return st
 		}
 		helper = self
+		if small := filepath.Join(filepath.Dir(self), HelperName); executable(small) == nil {
+			helper = small
+		}
 	}
 	s.helper = helper
-	abi, err := syscall.LandlockGetABIVersion()
+	abi, err := llsyscall.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
 		st.Reason = "the kernel offers no Landlock, so writes cannot be confined"
 		return st
@@ -114,7 +128,7 @@ func (s *Sandbox) probe(ctx context.Context, inner ports.Spawner) ports.SandboxS
 		return st
 	}
 	defer os.RemoveAll(dir)
-	out, err := s.run(ctx, inner, plan{Mode: string(ports.SandboxWorkspaceWrite), Workspace: dir, Probe: true}, dir)
+	out, err := s.runProbe(ctx, dir)
 	if err != nil {
 		st.Reason = "the probe could not confine a process: " + strings.TrimSpace(out+" "+err.Error())
 		s.Close()
@@ -123,6 +137,7 @@ func (s *Sandbox) probe(ctx context.Context, inner ports.Spawner) ports.SandboxS
 		return st
 	}
 	st.Available = true
+	st.Helper = helper
 	st.Mechanisms = []string{"user namespace", "mount namespace", "pid namespace", "ipc namespace", "network namespace (network off)",
 		fmt.Sprintf("landlock ABI %d", abi), "no_new_privs", "no capabilities"}
 	st.Confines = []string{
@@ -142,12 +157,11 @@ func (s *Sandbox) probe(ctx context.Context, inner ports.Spawner) ports.SandboxS
 	return st
 }
 
-// run starts a confined process on pipes and returns what it wrote.
-func (s *Sandbox) run(ctx context.Context, inner ports.Spawner, p plan, dir string) (string, error) {
-	proc, err := inner.Spawn(ctx, ports.SpawnSpec{
-		Program: s.helper, Args: []string{Command, p.encode(), "true"}, Dir: dir,
-		Env: []string{"PATH=/usr/bin:/bin"},
-	})
+// runProbe confines one process as a command would be and returns what it
+// wrote.
+func (s *Sandbox) runProbe(ctx context.Context, dir string) (string, error) {
+	p := plan{Mode: string(ports.SandboxWorkspaceWrite), Workspace: dir, Probe: true}
+	proc, err := s.start(ctx, ports.SpawnSpec{Dir: dir, Env: []string{"PATH=/usr/bin:/bin"}}, p, "true")
 	if err != nil {
 		return "", err
 	}
@@ -232,26 +246,82 @@ func (sp *spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proce
 		Mode: string(c.Mode), Network: c.Network, Workspace: c.Workspace, TempDir: c.TempDir,
 		Writable: s.cfg.Writable, Hide: s.cfg.Hide,
 	}
+	return s.start(ctx, spec, p, program)
+}
+
+// start runs the helper for spec (its streams, directory, environment and
+// size) in new namespaces, puts it in the command's cgroups, and then lets
+// it go on to confine itself and run program with spec.Args.
+func (s *Sandbox) start(ctx context.Context, spec ports.SpawnSpec, p plan, program string) (ports.Process, error) {
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: status pipe: %w", err)
+	}
+	goR, goW, err := os.Pipe()
+	if err != nil {
+		closeAll(statusR, statusW)
+		return nil, fmt.Errorf("sandbox: start pipe: %w", err)
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
+	if !p.Network {
+		flags |= unix.CLONE_NEWNET
+	}
+	prepare := func(cmd *exec.Cmd) {
+		cmd.SysProcAttr.Cloneflags |= flags
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		cmd.ExtraFiles = []*os.File{statusW, goR} // statusFD, goFD
+	}
+	var inner ports.Spawner = pipe.NewPrepared(prepare)
+	if spec.PTY {
+		inner = pty.NewPrepared(prepare)
+	}
 	var g *group
 	if s.cg != nil {
 		if g, err = s.cg.create(s.cfg.MaxPids, s.cfg.MaxMemory); err != nil {
+			closeAll(statusR, statusW, goR, goW)
 			return nil, fmt.Errorf("sandbox: spawn %q: %w", spec.Program, err)
 		}
-		p.Cgroups = g.dirs
 	}
 	out := spec
 	out.Confine = nil
 	out.Program = s.helper
 	out.Args = append([]string{Command, p.encode(), program}, spec.Args...)
-	proc, err := sp.inner.Spawn(ctx, out)
+	proc, err := inner.Spawn(ctx, out)
+	closeAll(statusW, goR)
 	if err != nil {
+		closeAll(statusR, goW)
 		if g != nil {
 			g.remove()
 		}
 		return nil, err
 	}
-	cp := &process{Process: proc, g: g}
-	return cp, nil
+	// Nothing of the command runs before it is counted in its cgroups.
+	if g != nil {
+		if err := g.join(proc.Pid()); err != nil {
+			goW.Close() // the helper reads end of file and starts nothing
+			_ = proc.Signal(syscall.SIGKILL)
+			proc.Wait()
+			_ = proc.Close()
+			statusR.Close()
+			g.end()
+			return nil, fmt.Errorf("sandbox: spawn %q: %w", spec.Program, err)
+		}
+	}
+	_, werr := goW.Write([]byte{1})
+	goW.Close()
+	if werr != nil {
+		// The helper is already gone; its Wait says how.
+		_ = werr
+	}
+	return &process{Process: proc, g: g, status: statusR}, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
 }
 
 // lookPath finds the program as the command's own PATH would, so that a
@@ -303,18 +373,38 @@ func executable(path string) error {
 // groups removed.
 type process struct {
 	ports.Process
-	g    *group
+	g      *group
+	status *os.File
+
 	once sync.Once
+	st   terminal.ExitStatus
 }
 
-// Wait returns the command's status; the first return also ends the
-// command's cgroups.
+// Wait returns the command's status, as the helper reported it (or the
+// helper's own, when it was killed before it could); the first return also
+// ends the command's cgroups.
 func (p *process) Wait() terminal.ExitStatus {
 	st := p.Process.Wait()
-	if p.g != nil {
-		p.once.Do(p.g.end)
-	}
-	return st
+	p.once.Do(func() {
+		p.st = st
+		// The helper has exited, so the pipe's only writer is gone.
+		report, _ := io.ReadAll(io.LimitReader(p.status, 4<<10))
+		if got, ok := statusOf(string(report)); ok {
+			p.st = got
+		}
+		if p.g != nil {
+			p.g.end()
+		}
+	})
+	return p.st
+}
+
+// Close releases the process and the helper's status pipe.
+func (p *process) Close() error {
+	err := p.Process.Close()
+	p.once.Do(func() {}) // a Close without Wait reads no report
+	_ = p.status.Close()
+	return err
 }
 
 // Stderr hands out the inner process's standard error, if it keeps one.

@@ -42,7 +42,7 @@ var (
 func machine(t *testing.T) *sandbox.Sandbox {
 	t.Helper()
 	sharedOnce.Do(func() {
-		shared = sandbox.New(context.Background(), local.New(), sandbox.Config{MaxPids: 64, MaxMemory: 256 << 20})
+		shared = sandbox.New(context.Background(), sandbox.Config{MaxPids: 64, MaxMemory: 256 << 20})
 	})
 	st := shared.Status()
 	require.True(t, st.Available, "the sandbox is unavailable here: %s", st.Reason)
@@ -144,7 +144,7 @@ func TestSandboxHidesTheDeniedPaths(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(secretDir, "key"), []byte("SECRET-DIR"), 0o600))
 	secretFile := filepath.Join(t.TempDir(), "token")
 	require.NoError(t, os.WriteFile(secretFile, []byte("SECRET-FILE"), 0o600))
-	sb := sandbox.New(context.Background(), local.New(), sandbox.Config{Hide: []string{secretDir, secretFile}})
+	sb := sandbox.New(context.Background(), sandbox.Config{Hide: []string{secretDir, secretFile}})
 	require.True(t, sb.Status().Available, sb.Status().Reason)
 	defer sb.Close()
 
@@ -218,7 +218,7 @@ func TestSandboxForkBombStopsAtThePidsLimit(t *testing.T) {
 }
 
 func TestSandboxRefusesWhenUnavailable(t *testing.T) {
-	sb := sandbox.New(context.Background(), local.New(), sandbox.Config{Unavailable: "forced off by the test"})
+	sb := sandbox.New(context.Background(), sandbox.Config{Unavailable: "forced off by the test"})
 	require.False(t, sb.Status().Available)
 	spec := contract.ShellSpec(`echo must not run`)
 	spec.Confine = &ports.Confinement{Mode: ports.SandboxWorkspaceWrite, Workspace: t.TempDir()}
