@@ -256,6 +256,12 @@ func TestEscalatingOutOfTheSandboxIsDecidedByTheUnconfinedTable(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, "%v", held)
 	require.Equal(t, "pending_approval", held["status"], "%v", held)
 	require.Equal(t, false, held["security"].(map[string]any)["sandboxed"])
+	_, got := s.api(t, "ana", "GET", "/api/agent-terminal/sessions/"+chat, nil)
+	require.Equal(t, false, got["pending_approval"].(map[string]any)["sandboxed"], "the approver sees it would run unconfined")
+	require.Equal(t, s.workspace, got["workspace"])
+	res := cli(t, nil, "approvals", "--url", "http://"+s.addr, "--token", s.tokens["ana"])
+	require.Zero(t, res.code, res.stderr)
+	require.Contains(t, res.stdout, "unconfined in "+s.workspace)
 
 	auto := s.session(t, "autobot", "automation_agent")
 	status, ran := s.api(t, "autobot", "POST", "/api/agent-terminal/execute?session_id="+auto,

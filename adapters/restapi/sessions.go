@@ -55,7 +55,7 @@ func (h *Handler) getSession(w http.ResponseWriter, r *http.Request, who agents.
 		Status: "success", SessionID: s.SessionID, AgentID: s.AgentID, AgentRole: s.AgentRole,
 		ConversationID: s.ConversationID, Host: s.Host, State: s.State,
 		CreatedAt: s.CreatedAt, LastActivity: s.LastActivity, Uptime: seconds(v.Uptime),
-		CommandCount: v.CommandCount, PendingApproval: pending(v.Pending), Metadata: v.Metadata,
+		CommandCount: v.CommandCount, PendingApproval: pending(v), Metadata: v.Metadata,
 		Workspace: v.Workspace,
 	})
 	return nil

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/app/agents"
-	"github.com/shellgate/shellgate/domain/agentsession"
 	"github.com/shellgate/shellgate/domain/risk"
 	"github.com/shellgate/shellgate/ports"
 )
@@ -99,6 +98,8 @@ type pendingApproval struct {
 	Timestamp   json.Number `json:"timestamp"`
 	ApprovalID  string      `json:"approval_id"`
 	Description string      `json:"description,omitempty"`
+	// Sandboxed says the command runs confined if approved.
+	Sandboxed bool `json:"sandboxed"`
 }
 
 type deletedResponse struct {
@@ -257,13 +258,15 @@ func summary(v agents.SessionView) sessionSummary {
 	}
 }
 
-func pending(p *agentsession.PendingApproval) *pendingApproval {
+func pending(v agents.SessionView) *pendingApproval {
+	p := v.Pending
 	if p == nil {
 		return nil
 	}
 	return &pendingApproval{
 		Command: p.Command, Risk: p.Risk, Reasons: nonNil(p.Reasons),
 		Timestamp: timestamp(p.RequestedAt), ApprovalID: p.ID, Description: p.Description,
+		Sandboxed: v.Sandboxed && !p.Unconfined,
 	}
 }
 

@@ -99,7 +99,7 @@ func (h CreateSession) Handle(ctx context.Context, who Caller, req CreateSession
 		return SessionView{}, err
 	}
 	c.scheduleExpiry(e, c.cfg.SessionTimeout)
-	return view(e.s, c.clock.Now()), nil
+	return c.viewOf(e, e.s, c.clock.Now()), nil
 }
 
 // admit puts e on the map unless the gate is closing or full.

@@ -25,5 +25,5 @@ func (h GetSession) Handle(_ context.Context, who Caller, sessionID string) (Ses
 		return SessionView{}, err
 	}
 	defer e.mu.Unlock()
-	return view(e.s, c.clock.Now()), nil
+	return c.viewOf(e, e.s, c.clock.Now()), nil
 }

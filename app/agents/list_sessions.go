@@ -41,7 +41,7 @@ func (h ListSessions) Handle(_ context.Context, who Caller, f ListFilter) ([]Ses
 		case f.AgentID != "" && s.AgentID != f.AgentID:
 		case f.ConversationID != "" && s.ConversationID != f.ConversationID:
 		default:
-			out = append(out, view(s, now))
+			out = append(out, c.viewOf(e, s, now))
 		}
 	}
 	return out, nil

@@ -17,7 +17,10 @@ type SessionView struct {
 	ConversationID string
 	Host           string
 	// Workspace is where the session's commands start.
-	Workspace    string
+	Workspace string
+	// Sandboxed says the session's commands run confined, unless one asks
+	// otherwise ("sandbox": false, PendingApproval.Unconfined).
+	Sandboxed    bool
 	State        agentsession.State
 	CreatedAt    time.Time
 	LastActivity time.Time
@@ -61,4 +64,12 @@ func copyPending(p *agentsession.PendingApproval) *agentsession.PendingApproval 
 	c := *p
 	c.Reasons = slices.Clone(p.Reasons)
 	return &c
+}
+
+// viewOf is view with what only the gate knows: whether the session's
+// commands run confined.
+func (c *core) viewOf(e *entry, s agentsession.Session, now time.Time) SessionView {
+	v := view(s, now)
+	v.Sandboxed = e.scope != nil && c.confines()
+	return v
 }

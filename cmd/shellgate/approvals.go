@@ -28,12 +28,16 @@ type (
 		// ApprovalID names this held command (shellgate's addition to the
 		// seed): a decision that carries it can only land on this command.
 		ApprovalID string `json:"approval_id"`
+		// Sandboxed says the command runs confined if approved; nil from a
+		// daemon that does not say.
+		Sandboxed *bool `json:"sandboxed"`
 	}
 	agentSession struct {
 		SessionID string `json:"session_id"`
 		AgentID   string `json:"agent_id"`
 		AgentRole string `json:"agent_role"`
 		State     string `json:"state"`
+		Workspace string `json:"workspace"`
 		// PendingApproval is raw so that "absent" (the list may leave it
 		// out: ask the session itself) differs from null (nothing held).
 		PendingApproval json.RawMessage `json:"pending_approval"`
@@ -93,7 +97,7 @@ func listApprovals(cmd *cobra.Command, r remote) error {
 		return err
 	}
 	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "SESSION\tAPPROVAL\tAGENT\tROLE\tRISK\tCOMMAND\tREASONS")
+	fmt.Fprintln(w, "SESSION\tAPPROVAL\tAGENT\tROLE\tRISK\tRUNS\tCOMMAND\tREASONS")
 	for _, s := range list.Sessions {
 		p, err := heldCommand(ctx, api, s)
 		if err != nil {
@@ -108,8 +112,8 @@ func listApprovals(cmd *cobra.Command, r remote) error {
 		}
 		// Everything here may come from an agent: show it, never let it
 		// drive this terminal.
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(s.SessionID), approval, printable(s.AgentID), printable(s.AgentRole),
-			printable(p.Risk), printable(p.Command), reasonsText(p.Reasons))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(s.SessionID), approval, printable(s.AgentID), printable(s.AgentRole),
+			printable(p.Risk), runsWhere(p, s), printable(p.Command), reasonsText(p.Reasons))
 	}
 	return w.Flush()
 }
@@ -310,4 +314,21 @@ func staleDecision(err error, verb, sessionID, approvalID string) error {
 		msg += " (the daemon says: " + printable(he.Message) + ")"
 	}
 	return errors.New(msg + "; run `shellgate approvals` to see what is held now")
+}
+
+// runsWhere says where an approved command would run: "sandboxed in
+// <workspace>", "unconfined in <workspace>", or "-" from a daemon that does
+// not say.
+func runsWhere(p *pendingApproval, s agentSession) string {
+	if p.Sandboxed == nil {
+		return "-"
+	}
+	how := "unconfined"
+	if *p.Sandboxed {
+		how = "sandboxed"
+	}
+	if s.Workspace == "" {
+		return how
+	}
+	return how + " in " + printable(s.Workspace)
 }

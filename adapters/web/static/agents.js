@@ -236,6 +236,7 @@ export class AgentPanel {
     const meta = [];
     if (s.command_count !== undefined) meta.push(`${s.command_count} command${s.command_count === 1 ? '' : 's'}`);
     if (s.host) meta.push(`host ${s.host}`);
+    if (s.workspace) meta.push(`workspace ${s.workspace}`);
     if (s.conversation_id) meta.push(`conversation ${s.conversation_id}`);
     meta.push(`session ${id}`);
     const node = el('article', { class: 'session', 'data-testid': 'agent-session', 'data-session-id': id },
@@ -255,7 +256,9 @@ export class AgentPanel {
         el('div', { class: 'facts' },
           el('span', { class: `badge risk-${risk.replace(/[^a-z]/g, '')}`, 'data-testid': 'approval-risk' }, `risk: ${risk}`),
           el('span', { 'data-testid': 'approval-agent' }, `agent ${agent}`),
-          el('span', { 'data-testid': 'approval-role' }, `role ${role}`)),
+          el('span', { 'data-testid': 'approval-role' }, `role ${role}`),
+          p.sandboxed === undefined ? null
+            : el('span', { 'data-testid': 'approval-sandbox' }, p.sandboxed ? 'runs sandboxed' : 'runs unconfined')),
         reasons.length ? el('ul', { 'data-testid': 'approval-reasons' }, ...reasons.map((r) => el('li', {}, String(r)))) : null,
         el('div', { class: 'actions' },
           this.button('Approve', 'approve', 'approve-button', busy, () => this.decide(id, true), `Approve: ${p.command ?? ''}`, decide),
