@@ -196,6 +196,12 @@ func (c *conn) introduce(clientID, version string, resume bool) {
 	rec.version, rec.live, rec.conn = version, true, c
 	c.srv.mu.Unlock()
 
+	// The writer reads the shape with wmu held; from here on everything
+	// sent to this connection is in its version's shape.
+	c.wmu.Lock()
+	c.shape = shapeOf(version)
+	c.wmu.Unlock()
+
 	c.initialized, c.clientID = true, clientID
 	c.srv.hub.SetClientID(c.sub, clientID)
 	if replaced != nil {
@@ -288,7 +294,7 @@ func (c *conn) reconnect(_ context.Context, m message) (any, *Error) {
 		}
 		actions := make([]json.RawMessage, 0, len(r.Events))
 		for _, ev := range r.Events {
-			env, err := appendEnvelope(nil, ev, c.outgoing(ev.Action))
+			env, err := c.shape.appendEnvelope(nil, ev, c.outgoing(ev.Action))
 			if err != nil {
 				continue
 			}

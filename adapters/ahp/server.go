@@ -153,7 +153,7 @@ func (s *Server) Close(reason string) {
 
 // Serve runs one connection until it ends.
 func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
-	c := &conn{srv: s, pc: pc, sub: hub.NewSubscriber("", s.opts.QueueBytes), channels: map[string]bool{}}
+	c := &conn{srv: s, pc: pc, sub: hub.NewSubscriber("", s.opts.QueueBytes), channels: map[string]bool{}, shape: newestShape}
 	if s.opts.Gate == nil {
 		c.caller = gate.Caller{Root: true}
 	} else if tok := pc.Peer().Token; tok != "" {
@@ -231,6 +231,9 @@ type conn struct {
 	// loop sending its own answers.
 	wmu  sync.Mutex
 	wbuf []byte
+	// shape is the negotiated version's wire shape; the read loop sets it
+	// (holding wmu) when the connection introduces itself.
+	shape shape
 
 	authMu    sync.Mutex
 	caller    gate.Caller
@@ -324,7 +327,7 @@ func (c *conn) send(ctx context.Context, batch []hub.Event) error {
 				msg, err = r.encode()
 			}
 		case ev.Action != nil:
-			msg, err = appendEnvelope(c.wbuf[:0], ev, c.outgoing(ev.Action))
+			msg, err = c.shape.appendEnvelope(c.wbuf[:0], ev, c.outgoing(ev.Action))
 			c.wbuf = msg
 		}
 		if err != nil {
