@@ -224,6 +224,10 @@ type rawAction struct {
 
 func (r rawAction) Type() string { return r.typ }
 
+// EncodedSizeHint counts the echo's text against queues and the replay
+// ring, which keep it for its sender.
+func (r rawAction) EncodedSizeHint() int { return len(r.raw) }
+
 // configChanged is the root/configChanged action as this connection sees it.
 type configChanged struct {
 	config  map[string]any
