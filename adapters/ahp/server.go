@@ -75,7 +75,7 @@ type Server struct {
 type clientRecord struct {
 	version     string
 	channels    []string
-	lastApplied int64  // highest clientSeq whose side effect ran
+	applied     seqWindow // recently applied dispatches, against retries (D18)
 	person      string // the first person who signed in under this client id
 	live        bool
 	conn        *conn // the connection that last introduced the client id
