@@ -73,13 +73,13 @@ type Server struct {
 
 // clientRecord is what a client id keeps across connections.
 type clientRecord struct {
-	version     string
-	channels    []string
-	applied     seqWindow // recently applied dispatches, against retries (D18)
-	person      string // the first person who signed in under this client id
-	live        bool
-	conn        *conn // the connection that last introduced the client id
-	expiry      ports.Timer
+	version  string
+	channels []string
+	applied  seqWindow // recently applied dispatches, against retries (D18)
+	person   string    // the first person who signed in under this client id
+	live     bool
+	conn     *conn // the connection that last introduced the client id
+	expiry   ports.Timer
 }
 
 // NewServer returns a protocol server over the terminal host.
