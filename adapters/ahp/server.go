@@ -356,7 +356,7 @@ var errClosedAfter = errors.New("closed after an answer")
 // may no longer read, and unsubscribes from them: reading was decided at
 // subscribe, and a person removed from the users file, given a lesser role,
 // signed out or whose sign-in expired must not go on receiving a terminal's
-// output. The socket stays open (access-and-terminals.md a.3); the next
+// output. The socket stays open (D7 in docs/protocol.md); the next
 // command says why. The echoes of this client's own dispatches (a refusal,
 // its typed input) are its own and always go. Each channel is asked once per
 // batch; the gate reads the users file's state with one non-blocking check.

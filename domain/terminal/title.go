@@ -27,11 +27,11 @@ type TitleScanner struct {
 type titleState uint8
 
 const (
-	titleGround titleState = iota
-	titleEsc               // saw ESC
-	titleNum               // inside ESC ], reading the number
-	titleText              // after the number's ';'
-	titleTextEsc           // saw ESC inside the string: ST if '\' follows
+	titleGround  titleState = iota
+	titleEsc                // saw ESC
+	titleNum                // inside ESC ], reading the number
+	titleText               // after the number's ';'
+	titleTextEsc            // saw ESC inside the string: ST if '\' follows
 )
 
 const (
