@@ -174,6 +174,17 @@ func conformance(t *testing.T, d *daemon, version string) {
 	require.Equal(t, "renamed", stringField(cleared.State, "title"))
 	require.Equal(t, keys.stateRunning, sortedKeys(t, cleared.State))
 
+	// Another client of the version opens with the terminal among its
+	// initialSubscriptions: its snapshot is in the version's shape too.
+	watcher := d.dial(t, ahpclient.DialOptions{})
+	wres, rpcErr, err := watcher.Initialize(ctx, id+"-watcher", []string{version}, []string{ahpclient.RootChannel, uri})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	wsnap, ok := wres.Snapshot(uri)
+	require.True(t, ok)
+	require.Equal(t, keys.stateRunning, sortedKeys(t, wsnap.State), "initialSubscriptions snapshot at %s", version)
+	require.NoError(t, watcher.Close())
+
 	// The connection drops; a new client object reconnects with a fresh
 	// counter, from 1 again, and its keys reach the shell.
 	lastSeen := c.LastServerSeq()
