@@ -356,7 +356,7 @@ func TestTokenAddPrintsTheTokenAloneOnStdout(t *testing.T) {
 
 // Reading a terminal is decided at subscribe, and must not outlive the
 // grant: a person removed from the users file, or who signed out, stops
-// receiving its output at once, while the socket stays open (a.3).
+// receiving its output at once, while the socket stays open (D7 in docs/protocol.md).
 func TestRemovedOrSignedOutPersonStopsReceivingOutput(t *testing.T) {
 	d := startDaemon(t)
 	ctx := ctxT(t)

@@ -80,7 +80,7 @@ func (c *conn) bindClientID(clientID string) *Error {
 	return nil
 }
 
-// authenticate signs the connection in, or out with an empty token (a.3).
+// authenticate signs the connection in, or out with an empty token (D5 in docs/protocol.md).
 func (c *conn) authenticate(_ context.Context, m message) (any, *Error) {
 	p, err := parseParams(m.Params)
 	if err != nil {

@@ -187,7 +187,7 @@ func (c *conn) introduce(clientID, version string, resume bool) {
 		replaced = rec.conn
 	}
 	if !resume {
-		rec.lastApplied = 0
+		rec.applied.reset()
 	}
 	if rec.expiry != nil {
 		rec.expiry.Stop()
@@ -195,6 +195,12 @@ func (c *conn) introduce(clientID, version string, resume bool) {
 	}
 	rec.version, rec.live, rec.conn = version, true, c
 	c.srv.mu.Unlock()
+
+	// The writer reads the shape with wmu held; from here on everything
+	// sent to this connection is in its version's shape.
+	c.wmu.Lock()
+	c.shape = shapeOf(version)
+	c.wmu.Unlock()
 
 	c.initialized, c.clientID = true, clientID
 	c.srv.hub.SetClientID(c.sub, clientID)
@@ -288,7 +294,7 @@ func (c *conn) reconnect(_ context.Context, m message) (any, *Error) {
 		}
 		actions := make([]json.RawMessage, 0, len(r.Events))
 		for _, ev := range r.Events {
-			env, err := appendEnvelope(nil, ev, c.outgoing(ev.Action))
+			env, err := c.shape.appendEnvelope(nil, ev, c.outgoing(ev.Action))
 			if err != nil {
 				continue
 			}
@@ -558,33 +564,51 @@ func (c *conn) dispatchAction(_ context.Context, m message) (any, *Error) {
 	}
 	action, reason := parseTerminalAction(head.Type, raw)
 	if action == nil {
-		if reason != "" {
-			c.reject(channel, echo, origin, reason)
-		}
-		return nil, nil // a malformed claim is dropped silently
+		c.reject(channel, echo, origin, reason)
+		return nil, nil
 	}
-	if seq > 0 && !c.claimSeq(seq) {
-		return nil, nil // already applied: never run the same dispatch twice
+	sum := fingerprintOf(channel, raw)
+	if c.repeats(seq, sum) {
+		// Already applied: never run the same dispatch twice, but answer
+		// it, so the client settles it as applied.
+		c.echoRepeat(channel, action, origin)
+		return nil, nil
 	}
 	if err := c.srv.host.Apply(terminals.Dispatch{URI: channel, Action: action, Origin: origin}); err != nil {
 		c.reject(channel, echo, origin, dispatchReason(head.Type, err))
+		return nil, nil
 	}
+	c.applied(seq, sum)
 	return nil, nil
 }
 
-// claimSeq records clientSeq as applied; false if it (or a later one) was.
-func (c *conn) claimSeq(seq int64) bool {
+// repeats reports whether this client id already had this dispatch
+// applied (D18). A dispatch without a clientSeq is never a repeat.
+func (c *conn) repeats(seq int64, sum fingerprint) bool {
+	if seq <= 0 {
+		return false
+	}
 	c.srv.mu.Lock()
 	defer c.srv.mu.Unlock()
 	rec := c.srv.clients[c.clientID]
-	if rec == nil {
-		return true
+	return rec != nil && rec.applied.repeats(seq, sum)
+}
+
+// applied records an applied dispatch in the client id's window.
+func (c *conn) applied(seq int64, sum fingerprint) {
+	if seq <= 0 {
+		return
 	}
-	if seq <= rec.lastApplied {
-		return false
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	if rec := c.srv.clients[c.clientID]; rec != nil {
+		rec.applied.applied(seq, sum)
 	}
-	rec.lastApplied = seq
-	return true
+}
+
+// echoRepeat answers a suppressed repeat as applied, to its sender alone.
+func (c *conn) echoRepeat(channel string, a terminal.Action, origin *hub.Origin) {
+	c.srv.hub.Update(func(tx hub.Tx) { tx.Echo(c.sub, channel, a, origin, "") })
 }
 
 func dispatchReason(typ string, err error) string {
@@ -598,7 +622,7 @@ func dispatchReason(typ string, err error) string {
 }
 
 // parseTerminalAction reads a client-dispatchable terminal action; a nil
-// action with a reason is refused, without one is dropped.
+// action comes with the reason it is refused.
 func parseTerminalAction(typ string, raw json.RawMessage) (terminal.Action, string) {
 	var f map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &f)
@@ -624,7 +648,7 @@ func parseTerminalAction(typ string, raw json.RawMessage) (terminal.Action, stri
 	case terminal.TypeClaimed:
 		claim, ok := fromWireClaim(f["claim"])
 		if !ok {
-			return nil, ""
+			return nil, `terminal/claimed needs a claim: {"kind": "client", "clientId": …} or {"kind": "session", "session": …, "chat": …}`
 		}
 		return terminal.Claimed{Claim: claim}, ""
 	case terminal.TypeTitleChanged:
@@ -678,9 +702,12 @@ func (c *conn) dispatchRoot(typ string, raw json.RawMessage, echo rawAction, ori
 		}
 		shell = &s
 	}
-	if seq := origin.ClientSeq; seq > 0 && !c.claimSeq(seq) {
+	sum := fingerprintOf(terminals.RootChannel, raw)
+	if c.repeats(origin.ClientSeq, sum) {
+		c.echoRepeat(terminals.RootChannel, echo, origin)
 		return
 	}
+	c.applied(origin.ClientSeq, sum)
 	cfg := map[string]any{"defaultShell": nil}
 	c.defaultShell = ""
 	if shell != nil {

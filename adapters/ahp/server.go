@@ -73,13 +73,13 @@ type Server struct {
 
 // clientRecord is what a client id keeps across connections.
 type clientRecord struct {
-	version     string
-	channels    []string
-	lastApplied int64  // highest clientSeq whose side effect ran
-	person      string // the first person who signed in under this client id
-	live        bool
-	conn        *conn // the connection that last introduced the client id
-	expiry      ports.Timer
+	version  string
+	channels []string
+	applied  seqWindow // recently applied dispatches, against retries (D18)
+	person   string    // the first person who signed in under this client id
+	live     bool
+	conn     *conn // the connection that last introduced the client id
+	expiry   ports.Timer
 }
 
 // NewServer returns a protocol server over the terminal host.
@@ -153,7 +153,7 @@ func (s *Server) Close(reason string) {
 
 // Serve runs one connection until it ends.
 func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
-	c := &conn{srv: s, pc: pc, sub: hub.NewSubscriber("", s.opts.QueueBytes), channels: map[string]bool{}}
+	c := &conn{srv: s, pc: pc, sub: hub.NewSubscriber("", s.opts.QueueBytes), channels: map[string]bool{}, shape: newestShape}
 	if s.opts.Gate == nil {
 		c.caller = gate.Caller{Root: true}
 	} else if tok := pc.Peer().Token; tok != "" {
@@ -231,6 +231,9 @@ type conn struct {
 	// loop sending its own answers.
 	wmu  sync.Mutex
 	wbuf []byte
+	// shape is the negotiated version's wire shape; the read loop sets it
+	// (holding wmu) when the connection introduces itself.
+	shape shape
 
 	authMu    sync.Mutex
 	caller    gate.Caller
@@ -324,7 +327,7 @@ func (c *conn) send(ctx context.Context, batch []hub.Event) error {
 				msg, err = r.encode()
 			}
 		case ev.Action != nil:
-			msg, err = appendEnvelope(c.wbuf[:0], ev, c.outgoing(ev.Action))
+			msg, err = c.shape.appendEnvelope(c.wbuf[:0], ev, c.outgoing(ev.Action))
 			c.wbuf = msg
 		}
 		if err != nil {
@@ -353,7 +356,7 @@ var errClosedAfter = errors.New("closed after an answer")
 // may no longer read, and unsubscribes from them: reading was decided at
 // subscribe, and a person removed from the users file, given a lesser role,
 // signed out or whose sign-in expired must not go on receiving a terminal's
-// output. The socket stays open (access-and-terminals.md a.3); the next
+// output. The socket stays open (D7 in docs/protocol.md); the next
 // command says why. The echoes of this client's own dispatches (a refusal,
 // its typed input) are its own and always go. Each channel is asked once per
 // batch; the gate reads the users file's state with one non-blocking check.

@@ -243,7 +243,10 @@ func TestVersionNegotiation(t *testing.T) {
 	}{
 		{[]string{"0.5.1"}, "0.5.1", 0},
 		{[]string{"0.9.0", "1.0.0"}, "1.0.0", 0},
-		{[]string{"1.1.0", "1.0.0", "0.10.0", "0.9.0", "0.5.2", "0.5.1"}, "1.1.0", 0},
+		{[]string{"1.1.0", "1.0.0", "0.10.0", "0.9.0", "0.5.2", "0.5.1"}, "1.0.0", 0},
+		{[]string{"1.0.3", "1.0.0"}, "1.0.3", 0},
+		{[]string{"1.1.0"}, "", -32005},
+		{[]string{"0.10.0"}, "", -32005},
 		{[]string{"0.5.0"}, "", -32005},
 		{[]string{"2.0.0", "0.4.0"}, "", -32005},
 		{[]string{"1.0"}, "", -32602},
@@ -282,6 +285,7 @@ func TestRejectedDispatchIsEchoedToTheSenderAlone(t *testing.T) {
 		"channel": "ahp-terminal:/r", "clientSeq": 9, "action": map[string]any{"type": "terminal/data", "data": "fake"}}})
 	rej := a.next("rejection", isAction("ahp-terminal:/r", "terminal/data"))
 	require.Equal(t, "terminal/data is this host's to say, not a client's", rej["params"].(map[string]any)["rejectionReason"])
+	firstSeq := rej["params"].(map[string]any)["serverSeq"].(float64)
 	a.send(map[string]any{"jsonrpc": "2.0", "method": "dispatchAction", "params": map[string]any{
 		"channel": "ahp-terminal:/nope", "clientSeq": 10, "action": map[string]any{"type": "terminal/input", "data": "x"}}})
 	rej = a.next("rejection", isAction("ahp-terminal:/nope", "terminal/input"))
@@ -291,6 +295,12 @@ func TestRejectedDispatchIsEchoedToTheSenderAlone(t *testing.T) {
 		"channel": "ahp-terminal:/r", "clientSeq": 11, "action": map[string]any{"type": "terminal/titleChanged", "title": "new"}}})
 	got := b.next("rename", func(m map[string]any) bool { return m["method"] == "action" })
 	require.Equal(t, "terminal/titleChanged", got["params"].(map[string]any)["action"].(map[string]any)["type"])
+	// Each rejection took its own number: none is shared with the envelope
+	// before it or after it (D17).
+	secondSeq := rej["params"].(map[string]any)["serverSeq"].(float64)
+	renameSeq := a.next("rename echo", isAction("ahp-terminal:/r", "terminal/titleChanged"))["params"].(map[string]any)["serverSeq"].(float64)
+	require.Less(t, firstSeq, secondSeq)
+	require.Less(t, secondSeq, renameSeq)
 }
 
 func claimOf(id string) terminal.Claim { return terminal.ClientHolds(id) }

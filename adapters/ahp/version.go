@@ -38,21 +38,26 @@ func (a semver) less(b semver) bool {
 	return a.patch < b.patch
 }
 
-// baseline is one supported caret range: the same major (≥1) or the same
-// 0.minor, at or above the baseline.
+// baseline is one served range: the patch releases of one MAJOR.MINOR line,
+// at or above the baseline. Whole lines only, never a caret range over
+// later minors: a minor release may add behaviour (1.1.0's per-channel
+// reconnect), and a version is accepted only once its messages are
+// implemented here (D11 in docs/protocol.md).
 type baseline struct {
 	base semver
 	text string
 }
 
 // baselines are the versions this host serves. The 0.5 line starts at 0.5.1
-// (0.5.0 is not wire-compatible with it).
+// (0.5.0 is not wire-compatible with it). 1.1.0 is not served: its reconnect
+// (per-channel cursors and a channels result) is not implemented, so a
+// client offering 1.1.0 and 1.0.0 gets 1.0.0.
 var baselines = []baseline{
-	{semver{1, 0, 0}, "^1.0.0"},
-	{semver{0, 9, 0}, "^0.9.0"},
-	{semver{0, 8, 0}, "^0.8.0"},
-	{semver{0, 7, 0}, "^0.7.0"},
-	{semver{0, 6, 0}, "^0.6.0"},
+	{semver{1, 0, 0}, ">=1.0.0 <1.1.0"},
+	{semver{0, 9, 0}, ">=0.9.0 <0.10.0"},
+	{semver{0, 8, 0}, ">=0.8.0 <0.9.0"},
+	{semver{0, 7, 0}, ">=0.7.0 <0.8.0"},
+	{semver{0, 6, 0}, ">=0.6.0 <0.7.0"},
 	{semver{0, 5, 1}, ">=0.5.1 <0.6.0"},
 }
 
@@ -67,7 +72,7 @@ func SupportedVersions() []string {
 
 func supported(v semver) bool {
 	for _, b := range baselines {
-		sameLine := v.major == b.base.major && (v.major >= 1 || v.minor == b.base.minor)
+		sameLine := v.major == b.base.major && v.minor == b.base.minor
 		if sameLine && !v.less(b.base) {
 			return true
 		}

@@ -9,8 +9,39 @@ import (
 	"github.com/shellgate/shellgate/domain/terminal"
 )
 
-// The wire shapes. One shape serves every negotiated version (decision D11):
-// lifecycle and, once exited, the flat exitCode; isPty always present.
+// The wire shapes. Each negotiated version gets its own (D11 in
+// docs/protocol.md): a shape is worked out once from the version, when a
+// connection introduces itself, and every encoder below takes it. This is
+// the one place that knows how versions differ; no handler asks which
+// version a connection speaks.
+
+// shape is how one protocol version spells terminal state, root entries and
+// claims.
+type shape struct {
+	// lifecycle: 0.9.0 and later carry an explicit lifecycle object and no
+	// flat exitCode; earlier versions carry only the flat exitCode, present
+	// once the process exited with a code.
+	lifecycle bool
+	// isPty: 0.7.0 and later carry isPty; earlier versions have no such key.
+	isPty bool
+	// claimChat: a session claim names its chat from 0.9.0 on; earlier
+	// session claims have no chat key.
+	claimChat bool
+}
+
+// shapeOf is the shape of a version this host accepts (negotiate chose it).
+func shapeOf(version string) shape {
+	v, err := parseVersion(version)
+	if err != nil {
+		return newestShape
+	}
+	atLeast := func(minor int) bool { return v.major >= 1 || v.minor >= minor }
+	return shape{lifecycle: atLeast(9), isPty: atLeast(7), claimChat: atLeast(9)}
+}
+
+// newestShape is the newest version's, for a connection that has not
+// negotiated one (it is sent no state before it does).
+var newestShape = shape{lifecycle: true, isPty: true, claimChat: true}
 
 type wireClaim struct {
 	Kind       string `json:"kind"`
@@ -21,8 +52,12 @@ type wireClaim struct {
 	ToolCallID string `json:"toolCallId,omitempty"`
 }
 
-func toWireClaim(c terminal.Claim) wireClaim {
-	return wireClaim{Kind: string(c.Kind), ClientID: c.ClientID, Session: c.Session, Chat: c.Chat, TurnID: c.TurnID, ToolCallID: c.ToolCallID}
+func (sh shape) claim(c terminal.Claim) wireClaim {
+	w := wireClaim{Kind: string(c.Kind), ClientID: c.ClientID, Session: c.Session, Chat: c.Chat, TurnID: c.TurnID, ToolCallID: c.ToolCallID}
+	if !sh.claimChat {
+		w.Chat = ""
+	}
+	return w
 }
 
 // fromWireClaim parses a claim strictly: one of the two kinds, every field a
@@ -86,19 +121,19 @@ type wireCommandPart struct {
 }
 
 type wireTerminalState struct {
-	Title                    string        `json:"title"`
-	CWD                      string        `json:"cwd,omitempty"`
-	Cols                     int           `json:"cols,omitempty"`
-	Rows                     int           `json:"rows,omitempty"`
-	Content                  []any         `json:"content"`
-	Claim                    wireClaim     `json:"claim"`
-	SupportsCommandDetection bool          `json:"supportsCommandDetection"`
-	IsPty                    bool          `json:"isPty"`
-	Lifecycle                wireLifecycle `json:"lifecycle"`
-	ExitCode                 *int          `json:"exitCode,omitempty"`
+	Title                    string         `json:"title"`
+	CWD                      string         `json:"cwd,omitempty"`
+	Cols                     int            `json:"cols,omitempty"`
+	Rows                     int            `json:"rows,omitempty"`
+	Content                  []any          `json:"content"`
+	Claim                    wireClaim      `json:"claim"`
+	SupportsCommandDetection bool           `json:"supportsCommandDetection"`
+	IsPty                    *bool          `json:"isPty,omitempty"`
+	Lifecycle                *wireLifecycle `json:"lifecycle,omitempty"`
+	ExitCode                 *int           `json:"exitCode,omitempty"`
 }
 
-func toWireState(s *terminal.Snapshot) wireTerminalState {
+func (sh shape) state(s *terminal.Snapshot) wireTerminalState {
 	content := make([]any, 0, len(s.Content))
 	for _, p := range s.Content {
 		if p.Command == nil {
@@ -111,32 +146,45 @@ func toWireState(s *terminal.Snapshot) wireTerminalState {
 			Timestamp: c.Timestamp, IsComplete: c.Complete, ExitCode: c.ExitCode, DurationMs: c.DurationMs,
 		})
 	}
-	return wireTerminalState{
+	w := wireTerminalState{
 		Title: s.Title, CWD: s.CWD, Cols: s.Cols, Rows: s.Rows, Content: content,
-		Claim: toWireClaim(s.Claim), SupportsCommandDetection: s.SupportsCommandDetection, IsPty: s.IsPty,
-		Lifecycle: toWireLifecycle(s.Lifecycle), ExitCode: s.Lifecycle.ExitCode,
+		Claim: sh.claim(s.Claim), SupportsCommandDetection: s.SupportsCommandDetection,
 	}
+	if sh.isPty {
+		isPty := s.IsPty
+		w.IsPty = &isPty
+	}
+	w.Lifecycle, w.ExitCode = sh.exit(s.Lifecycle)
+	return w
 }
 
-func toWireLifecycle(l terminal.Lifecycle) wireLifecycle {
-	return wireLifecycle{Status: string(l.Status), ExitCode: l.ExitCode}
+// exit spells a terminal's lifecycle: a lifecycle object, or before 0.9.0
+// the flat exitCode alone (absent while running, and for an exit without a
+// code, which those versions cannot tell apart).
+func (sh shape) exit(l terminal.Lifecycle) (*wireLifecycle, *int) {
+	if sh.lifecycle {
+		return &wireLifecycle{Status: string(l.Status), ExitCode: l.ExitCode}, nil
+	}
+	if l.IsExited() {
+		return nil, l.ExitCode
+	}
+	return nil, nil
 }
 
 type wireTerminalInfo struct {
-	Resource  string        `json:"resource"`
-	Title     string        `json:"title"`
-	Claim     wireClaim     `json:"claim"`
-	Lifecycle wireLifecycle `json:"lifecycle"`
-	ExitCode  *int          `json:"exitCode,omitempty"`
+	Resource  string         `json:"resource"`
+	Title     string         `json:"title"`
+	Claim     wireClaim      `json:"claim"`
+	Lifecycle *wireLifecycle `json:"lifecycle,omitempty"`
+	ExitCode  *int           `json:"exitCode,omitempty"`
 }
 
-func toWireList(list []terminals.Info) []wireTerminalInfo {
+func (sh shape) list(list []terminals.Info) []wireTerminalInfo {
 	out := make([]wireTerminalInfo, 0, len(list))
 	for _, t := range list {
-		out = append(out, wireTerminalInfo{
-			Resource: t.URI, Title: t.Title, Claim: toWireClaim(t.Claim),
-			Lifecycle: toWireLifecycle(t.Lifecycle), ExitCode: t.Lifecycle.ExitCode,
-		})
+		info := wireTerminalInfo{Resource: t.URI, Title: t.Title, Claim: sh.claim(t.Claim)}
+		info.Lifecycle, info.ExitCode = sh.exit(t.Lifecycle)
+		out = append(out, info)
 	}
 	return out
 }
@@ -159,13 +207,13 @@ type wireSnapshot struct {
 
 func (c *conn) toWireSnapshot(s terminals.ChannelSnapshot, seq uint64) wireSnapshot {
 	if s.IsRoot() {
-		root := wireRootState{Agents: []any{}, Terminals: toWireList(s.Root)}
+		root := wireRootState{Agents: []any{}, Terminals: c.shape.list(s.Root)}
 		if c.defaultShell != "" {
 			root.Config = &wireRootConfig{Values: map[string]any{"defaultShell": c.defaultShell}}
 		}
 		return wireSnapshot{Resource: s.URI, State: root, FromSeq: seq}
 	}
-	return wireSnapshot{Resource: s.URI, State: toWireState(s.Terminal), FromSeq: seq}
+	return wireSnapshot{Resource: s.URI, State: c.shape.state(s.Terminal), FromSeq: seq}
 }
 
 // rawAction is a client's action echoed back as it was sent (rejections).
@@ -176,6 +224,10 @@ type rawAction struct {
 
 func (r rawAction) Type() string { return r.typ }
 
+// EncodedSizeHint counts the echo's text against queues and the replay
+// ring, which keep it for its sender.
+func (r rawAction) EncodedSizeHint() int { return len(r.raw) }
+
 // configChanged is the root/configChanged action as this connection sees it.
 type configChanged struct {
 	config  map[string]any
@@ -185,8 +237,8 @@ type configChanged struct {
 
 func (configChanged) Type() string { return "root/configChanged" }
 
-// wireAction maps an action to its JSON object.
-func wireAction(a terminal.Action) any {
+// action maps an action to its JSON object in this shape.
+func (sh shape) action(a terminal.Action) any {
 	type typed struct {
 		Type string `json:"type"`
 	}
@@ -211,7 +263,7 @@ func wireAction(a terminal.Action) any {
 		return struct {
 			Type  string    `json:"type"`
 			Claim wireClaim `json:"claim"`
-		}{a.Type(), toWireClaim(a.Claim)}
+		}{a.Type(), sh.claim(a.Claim)}
 	case terminal.TitleChanged:
 		return struct {
 			Type  string `json:"type"`
@@ -245,7 +297,7 @@ func wireAction(a terminal.Action) any {
 		return struct {
 			Type      string             `json:"type"`
 			Terminals []wireTerminalInfo `json:"terminals"`
-		}{a.Type(), toWireList(a.Terminals)}
+		}{a.Type(), sh.list(a.Terminals)}
 	case configChanged:
 		return struct {
 			Type    string         `json:"type"`
@@ -263,9 +315,10 @@ type wireOrigin struct {
 	ClientSeq int64  `json:"clientSeq"`
 }
 
-// appendEnvelope encodes an action notification. terminal/data, the hot
-// path, is written by hand; everything else goes through encoding/json.
-func appendEnvelope(buf []byte, ev hub.Event, action terminal.Action) ([]byte, error) {
+// appendEnvelope encodes an action notification in this shape.
+// terminal/data, the hot path, is written by hand; everything else goes
+// through encoding/json.
+func (sh shape) appendEnvelope(buf []byte, ev hub.Event, action terminal.Action) ([]byte, error) {
 	buf = append(buf, `{"jsonrpc":"2.0","method":"action","params":{"channel":`...)
 	buf = appendString(buf, ev.Channel)
 	buf = append(buf, `,"action":`...)
@@ -274,7 +327,7 @@ func appendEnvelope(buf []byte, ev hub.Event, action terminal.Action) ([]byte, e
 		buf = appendString(buf, d.Data)
 		buf = append(buf, '}')
 	} else {
-		enc, err := json.Marshal(wireAction(action))
+		enc, err := json.Marshal(sh.action(action))
 		if err != nil {
 			return nil, err
 		}

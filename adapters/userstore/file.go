@@ -32,7 +32,7 @@ import (
 // that is not a sha256 hash, two records with one id or one token, an alias,
 // or a second document make the file malformed, and a malformed file lets
 // nobody in. A grant that does not parse, and a role nothing defines, only
-// lose what they would have granted and are reported as warnings (b.2).
+// lose what they would have granted and are reported as warnings (D1).
 
 // maxFileSize bounds what is read: a users file is a few kilobytes, and a
 // huge one is a mistake better refused than parsed on every command.

@@ -141,7 +141,7 @@ func (g *Gate) Read(c Caller, channel string) error {
 }
 
 // Dispatch decides a dispatched action and words a refusal as the
-// rejectionReason the dispatcher is sent (a.6): "" means allowed. An action
+// rejectionReason the dispatcher is sent (D7, D17 in docs/protocol.md): "" means allowed. An action
 // type without a classification needs the channel's read grant here; the
 // router refuses it afterwards for what it is.
 func (g *Gate) Dispatch(c Caller, channel, typ string) string {

@@ -131,11 +131,33 @@ func (tx Tx) Publish(channel string, a terminal.Action, origin *Origin, audience
 	return h.seq
 }
 
-// Reject queues a refused dispatch's echo for one subscriber only. It
-// carries the current sequence number (it does not advance it) and is never
-// replayed.
-func (tx Tx) Reject(s *Subscriber, channel string, a terminal.Action, origin *Origin, reason string) {
-	tx.h.enqueue(s, Event{Channel: channel, Seq: tx.h.seq, Action: a, Origin: origin, Rejection: reason})
+// Reject queues a refused dispatch's echo for its sender alone: a
+// subscriber that need not be subscribed to the channel (its dispatch still
+// needs an answer). The echo takes its own place in the sequence, like
+// every envelope (serverSeq is monotonically increasing and assigned to
+// each one, so two envelopes never share a number), and is kept in the
+// replay ring for the sender's client id: a sender that reconnects before
+// reading it still learns its dispatch was refused (D17 in
+// docs/protocol.md).
+func (tx Tx) Reject(s *Subscriber, channel string, a terminal.Action, origin *Origin, reason string) uint64 {
+	return tx.Echo(s, channel, a, origin, reason)
+}
+
+// Echo queues an answer to a dispatch for its sender alone, with the
+// reason it was refused, or with none when it is a repeat of an action
+// already applied (the sender settles it as applied; nothing changes). It
+// is numbered and kept like Reject's.
+func (tx Tx) Echo(s *Subscriber, channel string, a terminal.Action, origin *Origin, reason string) uint64 {
+	h := tx.h
+	h.seq++
+	ev := Event{Channel: channel, Seq: h.seq, Action: a, Origin: origin, Rejection: reason, Audience: s.clientID}
+	if s.clientID != "" {
+		h.ring.push(ev) // without a client id nobody could be replayed it alone
+	} else {
+		ev.Audience = ""
+	}
+	h.enqueue(s, ev)
+	return h.seq
 }
 
 // Subscribe adds s to an open channel inside an Update; it reports false

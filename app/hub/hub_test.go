@@ -122,26 +122,48 @@ func TestSlowSubscriberIsDroppedAndOthersKeepReceiving(t *testing.T) {
 	h.Remove(fast)
 }
 
-func TestRejectionGoesToOneSubscriberWithoutAdvancingTheSequence(t *testing.T) {
+func TestRejectionTakesItsOwnSequenceNumberAndReachesItsSenderAlone(t *testing.T) {
 	h := hub.New(hub.Options{})
 	h.Update(func(tx hub.Tx) { tx.Open("T") })
 	a, b := hub.NewSubscriber("a", 0), hub.NewSubscriber("b", 0)
 	for _, s := range []*hub.Subscriber{a, b} {
 		subscribe(t, h, s, "T")
 	}
-	var before uint64
+	var before, rejected, after uint64
 	h.Update(func(tx hub.Tx) {
 		before = tx.Publish("T", terminal.Data{Data: "x"}, nil, "")
-		tx.Reject(a, "T", terminal.Input{Data: "ls"}, &hub.Origin{ClientID: "a", ClientSeq: 1}, "no")
-		require.Equal(t, before, tx.Seq())
+		rejected = tx.Reject(a, "T", terminal.Input{Data: "ls"}, &hub.Origin{ClientID: "a", ClientSeq: 1}, "no")
+		require.Equal(t, rejected, tx.Seq())
+		after = tx.Publish("T", terminal.Data{Data: "y"}, nil, "")
 	})
-	got := drain(t, a, 2)
+	require.Equal(t, []uint64{before + 1, before + 2}, []uint64{rejected, after}, "one number each, in order")
+	got := drain(t, a, 3)
 	require.Equal(t, "no", got[1].Rejection)
-	require.Equal(t, before, got[1].Seq)
-	require.Len(t, drain(t, b, 1), 1)
-	events, ok := replay(h, a, 0, "T")
+	require.Equal(t, rejected, got[1].Seq)
+	require.Len(t, drain(t, b, 2), 2, "b sees the output, not a's rejection")
+
+	events, ok := replay(h, a, before, "T")
 	require.True(t, ok)
-	require.Len(t, events, 1, "rejections are never replayed")
+	require.Len(t, events, 2, "a is replayed its own rejection")
+	require.Equal(t, "no", events[0].Rejection)
+	events, ok = replay(h, b, before, "T")
+	require.True(t, ok)
+	require.Len(t, events, 1, "b is never replayed a's rejection")
+}
+
+func TestRepeatEchoIsNumberedAndCarriesNoReason(t *testing.T) {
+	h := hub.New(hub.Options{})
+	h.Update(func(tx hub.Tx) { tx.Open("T") })
+	a := hub.NewSubscriber("a", 0)
+	var seq uint64
+	h.Update(func(tx hub.Tx) {
+		seq = tx.Echo(a, "T", terminal.Input{Data: "ls"}, &hub.Origin{ClientID: "a", ClientSeq: 4}, "")
+	})
+	got := drain(t, a, 1)
+	require.Equal(t, seq, got[0].Seq)
+	require.Empty(t, got[0].Rejection)
+	require.Equal(t, int64(4), got[0].Origin.ClientSeq)
+	h.Remove(a)
 }
 
 func TestAudienceLimitsDeliveryAndReplay(t *testing.T) {

@@ -116,6 +116,26 @@ func throughHost(b *testing.B, pty, passMarks bool) time.Duration {
 	return elapsed
 }
 
+// BenchmarkTitleWatchCost floods a pty terminal with plain output through
+// the host with process titles (OSC 0/2) watched, and with watching off,
+// taking turns, and reports how much longer watching takes.
+//
+//	go test -run '^$' -bench TitleWatchCost -benchtime 10x ./app/terminals/
+func BenchmarkTitleWatchCost(b *testing.B) {
+	var watched, unwatched time.Duration
+	for b.Loop() {
+		watched += throughHost(b, true, false)
+		terminals.SetTitlesOff(true)
+		unwatched += throughHost(b, true, false)
+		terminals.SetTitlesOff(false)
+	}
+	mb := float64(floodBytes) * float64(b.N) / 1e6
+	b.ReportMetric(mb/watched.Seconds(), "titles-watched-MB/s")
+	b.ReportMetric(mb/unwatched.Seconds(), "titles-off-MB/s")
+	b.ReportMetric(watched.Seconds()/unwatched.Seconds(), "watched/off")
+	b.ReportMetric(0, "ns/op")
+}
+
 // BenchmarkIdleTerminalMemory opens idle terminals (a shell waiting on its
 // pipe) and reports the heap and goroutine stack the daemon holds for each,
 // excluding the child processes.

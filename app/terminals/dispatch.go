@@ -17,6 +17,10 @@ type Dispatch struct {
 // ErrNotDispatchable: the action is the host's to say, not a client's.
 var ErrNotDispatchable = errors.New("is this host's to say, not a client's")
 
+// ErrExited: input to a terminal whose process has ended reaches nothing,
+// and the sender is told so rather than left waiting for an echo.
+var ErrExited = errors.New("the process has exited, so the input reaches nothing")
+
 // Apply performs a client's action: the side effect first, then the state
 // change and its echo. Accepted input is echoed to its sender alone; every
 // other accepted action to every subscriber. A title or claim change also
@@ -54,6 +58,7 @@ func (h *Host) Apply(d Dispatch) error {
 	default:
 		return ErrNotDispatchable
 	}
+	var exited bool
 	h.hub.Update(func(tx hub.Tx) {
 		if t.removed {
 			return
@@ -61,11 +66,12 @@ func (h *Host) Apply(d Dispatch) error {
 		changed := t.state.Apply(d.Action)
 		switch d.Action.(type) {
 		case terminal.TitleChanged:
-			if !changed {
-				return // the same title again is a silent no-op
-			}
+			// The same title again changes nothing, but its sender still
+			// gets its echo: every dispatch is answered.
 			tx.Publish(d.URI, d.Action, d.Origin, "")
-			h.publishList(tx)
+			if changed {
+				h.publishList(tx)
+			}
 		case terminal.Claimed:
 			tx.Publish(d.URI, d.Action, d.Origin, "")
 			if changed {
@@ -74,7 +80,11 @@ func (h *Host) Apply(d Dispatch) error {
 		case terminal.Input:
 			// Typed input is echoed to its sender alone (D8); input from the
 			// host itself has nobody to confirm to.
-			if t.state.Lifecycle.IsExited() || audience == "" {
+			if t.state.Lifecycle.IsExited() {
+				exited = true
+				return
+			}
+			if audience == "" {
 				return
 			}
 			tx.Publish(d.URI, d.Action, d.Origin, audience)
@@ -82,5 +92,8 @@ func (h *Host) Apply(d Dispatch) error {
 			tx.Publish(d.URI, d.Action, d.Origin, "")
 		}
 	})
+	if exited {
+		return ErrExited
+	}
 	return nil
 }

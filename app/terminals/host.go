@@ -226,6 +226,7 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	}
 	env := h.environment(spec.Env, spec.PTY, cols, rows)
 	if spec.PTY {
+		t.title = newTitles(t, h.clock)
 		nonce := ""
 		if spec.Command == "" && h.cfg.Integration != nil {
 			nonce = newNonce()

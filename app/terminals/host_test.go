@@ -484,11 +484,13 @@ func TestSplitUTF8SequenceAcrossWritesIsJoined(t *testing.T) {
 	require.Equal(t, "日!", f.watch(term.URI()).text.String())
 }
 
-func TestInputAfterExitIsDroppedSilently(t *testing.T) {
+// Input after the exit reaches nothing; the sender is told so (its
+// dispatch is refused with the reason) instead of waiting for an echo.
+func TestInputAfterExitIsRefusedWithTheReason(t *testing.T) {
 	f := newHost(t, terminals.Config{}, nil)
 	term := f.create(terminals.Spec{Command: "exit 0"})
 	exitOf(t, term)
-	require.NoError(t, f.host.Apply(terminals.Dispatch{URI: term.URI(), Action: terminal.Input{Data: "ls\n"}}))
+	require.ErrorIs(t, f.host.Apply(terminals.Dispatch{URI: term.URI(), Action: terminal.Input{Data: "ls\n"}}), terminals.ErrExited)
 }
 
 func TestCreateRefusals(t *testing.T) {

@@ -132,5 +132,5 @@ func TestNoInputGivesTheProcessEndOfInputAtOnce(t *testing.T) {
 	w := f.watch(term.URI())
 	w.untilOutput("no-answer")
 	require.Equal(t, terminal.ExitedWith(0), exitOf(t, term))
-	require.NoError(t, f.host.Apply(terminals.Dispatch{URI: term.URI(), Action: terminal.Input{Data: "late\n"}}), "input after the end is dropped")
+	require.ErrorIs(t, f.host.Apply(terminals.Dispatch{URI: term.URI(), Action: terminal.Input{Data: "late\n"}}), terminals.ErrExited, "input after the end is refused")
 }

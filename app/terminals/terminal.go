@@ -19,6 +19,7 @@ type Terminal struct {
 	isPty bool
 	tap   func(Stream, []byte) // Spec.OnOutput; nil when nobody taps
 	marks *markReader          // pty terminals only; nil on pipes
+	title *titles              // pty terminals only; nil on pipes
 
 	// startErr is why the process could not be started; set before done
 	// closes, nil when it started.
@@ -102,6 +103,9 @@ func (t *Terminal) pump(bufSize int) {
 		}
 	}
 	t.drain(p, Stdout, bufSize)
+	if t.title != nil {
+		t.title.flush()
+	}
 	stderr.Wait()
 	status := p.Wait()
 	_ = p.Close()
@@ -143,6 +147,9 @@ func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 				t.outputMarked(&dec, marks.feed(buf[:n]))
 			} else {
 				t.output(dec.Decode(buf[:n]))
+			}
+			if t.title != nil && stream == Stdout {
+				t.title.feed(buf[:n])
 			}
 		}
 		if lender != nil && buf != nil {

@@ -80,7 +80,7 @@ func MustParseGrant(s string) Grant {
 // not Valid is covered by nothing.
 //
 // A session grant on a group or `*` also covers the same group of chat
-// operations, because in ahpd a chat lives inside a session (b.2).
+// operations, because in ahpd a chat lives inside a session (D1).
 func (g Grant) Covers(op Operation) bool {
 	if !op.Valid() {
 		return false

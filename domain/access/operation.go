@@ -1,6 +1,6 @@
 // Package access decides who may do what: operations, grants, roles and
 // principals (generation 3 of ahpd's grant model, with shellgate's own
-// subjects; decisions D1–D3 in docs/access-and-terminals.md).
+// subjects; decisions D1–D3 in docs/protocol.md).
 //
 // An operation is `<subject>:<name>`, e.g. `terminal:input`. A grant is
 // `<subject>:<operation>` where the operation may also be one of the
@@ -57,7 +57,7 @@ func (s Subject) clone() Subject {
 }
 
 // The subjects this host decides. terminal, session, chat, file, config and
-// trust are ahpd's (b.2); agent, approval, control and audit are shellgate's
+// trust are ahpd's (D1); agent, approval, control and audit are shellgate's
 // own (D2). ahpd's automation, diagnostics, container and proxy subjects are
 // left out on purpose: shellgate serves none of them, so they are treated
 // like any other unknown subject (file-style operations, see subjectNamed).
@@ -107,7 +107,7 @@ func Operations() []Operation {
 // SubjectNamed returns the subject called name and whether this host knows
 // it. An unknown (but well-formed) name is its own subject with the file
 // subject's operations under its own name, as ahpd does for a provider's
-// schemes (b.2): `computer:get` is meaningful, `computer:create` is not.
+// schemes (D1): `computer:get` is meaningful, `computer:create` is not.
 func SubjectNamed(name string) (Subject, bool) {
 	if s, ok := bySubject[name]; ok {
 		return s.clone(), true

@@ -9,7 +9,7 @@ import (
 )
 
 // The catalogue is the contract with clients (it is advertised) and with the
-// docs (b.2, D2), so it is pinned here word for word.
+// docs (D1, D2 in docs/protocol.md), so it is pinned here word for word.
 func TestCatalogueMatchesTheDecisions(t *testing.T) {
 	want := map[string][2][]string{
 		"terminal": {{"output"}, {"create", "dispose", "input", "resize", "claim", "rename", "clear"}},

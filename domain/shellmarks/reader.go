@@ -2,7 +2,7 @@
 // its pty output — OSC 133 (prompt and command boundaries), the VS Code
 // variant OSC 633 (the same boundaries plus the command line and the
 // directory) and OSC 7 (the directory) — and removes them from the output,
-// as the protocol requires of terminal/data (ahp-protocol §7.1).
+// as the protocol requires of terminal/data (D12 in docs/protocol.md).
 //
 // A Reader is fed pty output read by read; a mark split across reads at any
 // byte is joined. Every byte that is not a mark passes through unchanged and

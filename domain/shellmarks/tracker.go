@@ -14,7 +14,7 @@ import (
 const maxLine = 16 << 10
 
 // Tracker turns marks and typed input into the terminal actions of command
-// detection (ahp-protocol §7.1). It never reads a clock: the caller passes
+// detection (D12 in docs/protocol.md). It never reads a clock: the caller passes
 // the time with each mark. Not safe for concurrent use.
 type Tracker struct {
 	nonce     string // when set, a 633 E line counts only with this nonce

@@ -1,6 +1,7 @@
 package terminal
 
-// Action is one change to a terminal, named as on the wire (ahp-protocol §7).
+// Action is one change to a terminal, named as on the wire (the
+// protocol's terminal actions; shellgate's choices are in docs/protocol.md).
 type Action interface {
 	// Type is the protocol's action type, e.g. "terminal/data".
 	Type() string
