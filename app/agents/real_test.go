@@ -64,7 +64,9 @@ func TestTimedOutCommandWhoseOutputOutlivesItsGroupStillAnswers(t *testing.T) {
 	require.NoError(t, err)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	// The escapee leaves the command's process group and keeps its stdout.
-	cmd := "setsid sleep 60 & echo $! > " + pidFile + "; echo ready; wait"
+	// It writes its pid itself once it has left ($! is known before the
+	// child's setsid, and a kill in between would still reach it).
+	cmd := "setsid sh -c 'echo $$ > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; exec sleep 60' & until [ -s " + pidFile + " ]; do :; done; echo ready; wait"
 	var escapee int
 	t.Cleanup(func() {
 		if escapee > 0 {
