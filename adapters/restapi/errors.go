@@ -64,6 +64,7 @@ var errorTable = []wireError{
 	{match: kind(agentsession.KindInvalid), status: http.StatusBadRequest, code: "invalid_request"},
 	{match: is(agents.ErrUnknownHost), status: http.StatusBadRequest, code: "invalid_host"},
 	{match: is(agents.ErrInvalidWorkspace), status: http.StatusBadRequest, code: "invalid_workspace"},
+	{match: is(agents.ErrCommandNotFound), status: http.StatusNotFound, code: "command_not_found"},
 	{match: kind(agentsession.KindApprovalPending), status: http.StatusConflict, code: "approval_pending"},
 	{match: kind(agentsession.KindNoPendingApproval), status: http.StatusConflict, code: "no_pending_approval"},
 	{match: kind(agentsession.KindWrongState), status: http.StatusConflict, code: "invalid_state"},

@@ -51,6 +51,8 @@ func New(app *agents.App, users ports.UserStore, log *slog.Logger) *Handler {
 	h.route("POST /api/agent-terminal/sessions/{session_id}/approve", h.approve)
 	h.route("POST /api/agent-terminal/sessions/{session_id}/interrupt", h.interrupt)
 	h.route("POST /api/agent-terminal/sessions/{session_id}/resume", h.resume)
+	h.route("GET /api/agent-terminal/sessions/{session_id}/commands", h.listCommands)
+	h.route("GET /api/agent-terminal/sessions/{session_id}/commands/{command_id}", h.getCommand)
 	h.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, &requestError{kind: errNoRoute, msg: fmt.Sprintf("%s %s is not an endpoint of the agent terminal API", r.Method, r.URL.Path)})
 	})
@@ -113,6 +115,10 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if rule.public != "" {
 		body.Error = rule.public
 		h.log.Error("agent api request failed", "method", r.Method, "path", r.URL.Path, "code", rule.code, "err", err)
+	}
+	var refused *agents.CommandRefusedError
+	if errors.As(err, &refused) {
+		body.CommandID = refused.CommandID
 	}
 	var blocked *agents.CommandBlockedError
 	if errors.As(err, &blocked) {

@@ -84,6 +84,7 @@ type api struct {
 	audit  *memAudit
 	logs   *syncBuffer
 	tokens map[string]string
+	clk    *clock.Fake
 }
 
 // newAPI serves the API over a real users file (in a temp dir), the fake
@@ -94,7 +95,7 @@ func newAPI(t *testing.T, cfg agents.Config) *api {
 	store, err := userstore.Open(filepath.Join(t.TempDir(), "users.yaml"))
 	require.NoError(t, err)
 	for id, role := range map[string]string{
-		"chatbot": "chat_agent", "autobot": "automation_agent", "ana": "member", "gus": "guest",
+		"chatbot": "chat_agent", "autobot": "automation_agent", "ana": "member", "gus": "guest", "otherbot": "chat_agent",
 	} {
 		tok, err := store.Add(id, role)
 		require.NoError(t, err)
@@ -113,6 +114,7 @@ func newAPI(t *testing.T, cfg agents.Config) *api {
 		return terminal.ExitedWith(0)
 	})
 	clk := clock.NewFake(time.Date(2025, 10, 4, 12, 0, 0, 0, time.UTC))
+	a.clk = clk
 	host := terminals.New(terminals.Config{Shell: "/bin/sh", Dir: t.TempDir()}, hub.New(hub.Options{}), a.sp, clk)
 	app := agents.New(cfg, agents.Deps{Classifier: risk.New(shellexpand.New()), Clock: clk, Audit: a.audit, Terminals: host})
 	log := slog.New(slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -269,7 +271,7 @@ func TestModerateCommandWaitsThenApproveRunsItAndDenyDropsIt(t *testing.T) {
 
 	status, m := a.call("chatbot", "POST", "/api/agent-terminal/execute?session_id="+id, map[string]any{"command": "mkdir /tmp/test_dir", "description": "Create test directory"})
 	require.Equal(t, http.StatusOK, status)
-	require.Equal(t, sorted("status", "command", "risk", "reasons", "description", "agent_role", "approval_required", "approval_id", "security"), keys(m))
+	require.Equal(t, sorted("status", "command", "risk", "reasons", "description", "agent_role", "approval_required", "approval_id", "security", "command_id"), keys(m))
 	require.Equal(t, "pending_approval", m["status"])
 	require.Equal(t, "moderate", m["risk"])
 	require.Equal(t, "Create test directory", m["description"])

@@ -31,6 +31,9 @@ type executeRequest struct {
 	// Sandbox false asks to run unconfined (R21); absent or true: confined
 	// where the daemon can.
 	Sandbox *bool `json:"sandbox"`
+	// Wait holds the answer for a held command up to this many seconds,
+	// until it has been decided and has run (0–600; 0: answer at once).
+	Wait float64 `json:"wait"`
 }
 
 type approveRequest struct {
@@ -166,6 +169,7 @@ type pendingResponse struct {
 	ApprovalRequired bool     `json:"approval_required"`
 	ApprovalID       string   `json:"approval_id"`
 	Security         security `json:"security"`
+	CommandID        string   `json:"command_id"`
 }
 
 type approvedResponse struct {
@@ -224,6 +228,8 @@ type errorResponse struct {
 	Reasons   []string `json:"reasons,omitempty"`
 	// Security is a blocked command's security block.
 	Security *security `json:"security,omitempty"`
+	// CommandID names the refused command's record.
+	CommandID string `json:"command_id,omitempty"`
 }
 
 // timestamp is seconds since the epoch with milliseconds, as the seed's
@@ -275,4 +281,62 @@ func runExtras(r agents.RunResult) runFields {
 		Signal: r.Signal, TimedOut: r.TimedOut, Truncated: r.Truncated,
 		ExecutionTime: seconds(r.Duration), Terminal: r.Terminal, CommandID: r.CommandID,
 	}
+}
+
+// commandResponse is one command's record (GET …/commands/{command_id}),
+// and the answer to an execute that waited for its held command.
+type commandResponse struct {
+	Status      string         `json:"status"`
+	CommandID   string         `json:"command_id"`
+	SessionID   string         `json:"session_id"`
+	Command     string         `json:"command"`
+	Description string         `json:"description,omitempty"`
+	Security    security       `json:"security"`
+	ApprovedBy  string         `json:"approved_by,omitempty"`
+	DeniedBy    string         `json:"denied_by,omitempty"`
+	Terminal    string         `json:"terminal,omitempty"`
+	SubmittedAt json.Number    `json:"submitted_at"`
+	FinishedAt  *json.Number   `json:"finished_at"`
+	Result      *commandResult `json:"result"`
+	Error       string         `json:"error,omitempty"`
+}
+
+type commandResult struct {
+	Stdout        string      `json:"stdout"`
+	Stderr        string      `json:"stderr"`
+	ReturnCode    int         `json:"return_code"`
+	Signal        string      `json:"signal,omitempty"`
+	TimedOut      bool        `json:"timed_out"`
+	Truncated     bool        `json:"truncated"`
+	ExecutionTime json.Number `json:"execution_time"`
+}
+
+type commandsResponse struct {
+	Status   string            `json:"status"`
+	Total    int               `json:"total"`
+	Commands []commandResponse `json:"commands"`
+}
+
+func commandOf(v agents.CommandView) commandResponse {
+	out := commandResponse{
+		Status: string(v.Status), CommandID: v.ID, SessionID: v.SessionID, Command: v.Command,
+		Description: v.Description, Security: securityOf(v.Assessment, v.Sandbox, v.Approved),
+		Terminal: v.Terminal, SubmittedAt: timestamp(v.SubmittedAt), Error: v.Error,
+	}
+	if v.Approved {
+		out.ApprovedBy = v.DecidedBy
+	} else {
+		out.DeniedBy = v.DecidedBy
+	}
+	if !v.FinishedAt.IsZero() {
+		t := timestamp(v.FinishedAt)
+		out.FinishedAt = &t
+	}
+	if r := v.Run; r != nil {
+		out.Result = &commandResult{
+			Stdout: r.Stdout, Stderr: r.Stderr, ReturnCode: r.ReturnCode, Signal: r.Signal,
+			TimedOut: r.TimedOut, Truncated: r.Truncated, ExecutionTime: seconds(r.Duration),
+		}
+	}
+	return out
 }

@@ -117,6 +117,10 @@ type App struct {
 	ExecuteCommand ExecuteCommand
 	// DecideApproval approves (and runs) or denies a held command.
 	DecideApproval DecideApproval
+	// GetCommand describes one command, waiting for its end if asked.
+	GetCommand GetCommand
+	// ListCommands lists a session's recent commands.
+	ListCommands ListCommands
 	// Interrupt hands a session's control to a person.
 	Interrupt Interrupt
 	// Resume hands control back to the agent.
@@ -157,6 +161,8 @@ func New(cfg Config, d Deps) *App {
 		DeleteSession:  DeleteSession{c},
 		ExecuteCommand: ExecuteCommand{c},
 		DecideApproval: DecideApproval{c},
+		GetCommand:     GetCommand{c},
+		ListCommands:   ListCommands{c},
 		Interrupt:      Interrupt{c},
 		Resume:         Resume{c},
 		core:           c,

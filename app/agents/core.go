@@ -66,6 +66,8 @@ type entry struct {
 	timer   ports.Timer
 	// terms are the session's command terminals, oldest first.
 	terms []*terminals.Terminal
+	// cmds are the session's remembered commands, oldest first (commands.go).
+	cmds []*record
 }
 
 // enter admits a use case unless the gate is closing; leave when done.
@@ -129,6 +131,7 @@ type leftovers struct {
 // must dispose the leftovers once it has let go of it.
 func (c *core) end(e *entry) leftovers {
 	e.gone = true
+	c.expirePending(e, "the session ended while the command waited for approval")
 	if e.timer != nil {
 		e.timer.Stop()
 		e.timer = nil

@@ -86,6 +86,7 @@ func (h DecideApproval) Handle(ctx context.Context, who Caller, req DecisionRequ
 			return DecisionResult{}, err
 		}
 		e.s = next
+		c.update(e, p.ID, func(v *CommandView) { v.Status, v.DecidedBy = CommandDenied, by })
 		return out, nil
 	}
 
@@ -110,6 +111,9 @@ func (h DecideApproval) Handle(ctx context.Context, who Caller, req DecisionRequ
 	}
 	e.s = next
 	e.running++
+	c.update(e, p.ID, func(v *CommandView) {
+		v.Status, v.DecidedBy, v.Approved, v.Sandbox = CommandRunning, by, true, cmd.confine
+	})
 	e.mu.Unlock()
 
 	out.Run, err = c.execute(ctx, cmd, base)

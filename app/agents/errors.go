@@ -22,6 +22,8 @@ var (
 	// ErrUnknownHost: the session names a host this daemon does not run
 	// commands on.
 	ErrUnknownHost = errors.New("unknown host")
+	// ErrCommandNotFound: the session remembers no command by that id.
+	ErrCommandNotFound = errors.New("command not found")
 	// ErrInvalidWorkspace: the session's workspace is not a directory inside
 	// one of the workspace roots.
 	ErrInvalidWorkspace = errors.New("invalid workspace")
@@ -100,3 +102,17 @@ func (e *CommandBlockedError) Error() string { return e.Err.Error() }
 
 // Unwrap gives the domain error.
 func (e *CommandBlockedError) Unwrap() error { return e.Err }
+
+// CommandRefusedError is a submitted command the gate refused and
+// remembers: it names the command's record (GET …/commands/{id}) and
+// unwraps to why it was refused.
+type CommandRefusedError struct {
+	CommandID string
+	Err       error
+}
+
+// Error is why it was refused.
+func (e *CommandRefusedError) Error() string { return e.Err.Error() }
+
+// Unwrap gives why.
+func (e *CommandRefusedError) Unwrap() error { return e.Err }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/shellgate/shellgate/domain/access"
@@ -41,6 +42,10 @@ type ExecuteRequest struct {
 	// ("sandbox": false): it is then decided by the unconfined table, with
 	// no contained tier (R21).
 	Unconfined bool
+	// Wait, up to MaxWait, holds the answer for a held command until it has
+	// been decided and, if it ran, has finished (ExecuteResult.Final); zero
+	// answers pending_approval at once, as seed 002 does.
+	Wait time.Duration
 }
 
 // Outcome says what became of a submitted command that was not refused.
@@ -70,6 +75,11 @@ type ExecuteResult struct {
 	// Sandbox is the confinement the command runs (or, held, would run)
 	// under; nil when it runs unconfined.
 	Sandbox *ports.Confinement
+	// CommandID names the command's record (GET …/commands/{id}).
+	CommandID string
+	// Final is the held command's record once the wait asked for has
+	// ended: decided and, if it ran, finished — or still pending.
+	Final *CommandView
 }
 
 // ExecuteCommand is the gate: classify, judge against the session's role,
@@ -93,6 +103,9 @@ func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteReque
 	}
 	if err := checkCommand(req.Command); err != nil {
 		return ExecuteResult{}, err
+	}
+	if req.Wait < 0 || req.Wait > MaxWait {
+		return ExecuteResult{}, refuse(ErrInvalid, "wait is %s; give 0 to %d seconds", req.Wait, int(MaxWait/time.Second))
 	}
 	req.Description = validUTF8(req.Description)
 	a := c.risk.ClassifyIn(req.Command, c.workspaceOf(req.SessionID))
@@ -124,7 +137,22 @@ func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteReque
 		decision = policy.Approval
 	}
 	if decision == policy.Approval {
-		return c.hold(ctx, e, req, a, res)
+		res, err := c.hold(ctx, e, req, a, res)
+		if err != nil || req.Wait <= 0 {
+			return res, err
+		}
+		// The hold released e.mu; wait for a person and the run.
+		e.mu.Lock()
+		r := e.find(res.CommandID)
+		e.mu.Unlock()
+		if r != nil {
+			c.waitFor(ctx, r.done, req.Wait)
+			e.mu.Lock()
+			v := copyView(r.view)
+			e.mu.Unlock()
+			res.Final = &v
+		}
+		return res, nil
 	}
 
 	if err := c.checkRunning(e); err != nil {
@@ -145,6 +173,11 @@ func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteReque
 	}
 	e.s = next
 	e.running++
+	res.CommandID = cmd.id
+	c.remember(e, CommandView{
+		ID: cmd.id, Command: req.Command, Description: req.Description, Status: CommandRunning,
+		Assessment: a, Sandbox: confine,
+	})
 	e.mu.Unlock()
 
 	res.Run, err = c.execute(ctx, cmd, base)
@@ -230,11 +263,21 @@ func (c *core) block(ctx context.Context, e *entry, req ExecuteRequest, a risk.A
 	case errors.Is(why, ErrInvalid):
 		reason = "invalid_request"
 	}
-	rec.Detail = mergeDetail(rec.Detail, map[string]string{"reason": reason, "message": why.Error(), "description": req.Description})
+	id := c.newID()
+	rec.Detail = mergeDetail(rec.Detail, map[string]string{"reason": reason, "message": why.Error(), "description": req.Description, "command_id": id})
 	if err := c.record(ctx, rec); err != nil {
 		return err
 	}
-	return why
+	var blocked *CommandBlockedError
+	var confine *ports.Confinement
+	if errors.As(why, &blocked) {
+		confine = blocked.Sandbox
+	}
+	c.remember(e, CommandView{
+		ID: id, Command: req.Command, Description: req.Description, Status: CommandBlocked,
+		Assessment: a, Sandbox: confine, Error: why.Error(),
+	})
+	return &CommandRefusedError{CommandID: id, Err: why}
 }
 
 // hold keeps the command as the session's pending approval. e.mu is held
@@ -263,6 +306,11 @@ func (c *core) hold(ctx context.Context, e *entry, req ExecuteRequest, a risk.As
 	e.s = next
 	res.Outcome = Held
 	res.Pending = copyPending(next.Pending)
+	res.CommandID = p.ID
+	c.remember(e, CommandView{
+		ID: p.ID, Command: req.Command, Description: req.Description, Status: CommandPending,
+		Assessment: a, Sandbox: res.Sandbox, SubmittedAt: p.RequestedAt,
+	})
 	return res, nil
 }
 
@@ -276,6 +324,13 @@ func (c *core) execute(ctx context.Context, cmd command, base ports.AuditEvent) 
 	if !cmd.e.gone {
 		cmd.e.s.Touch(c.clock.Now())
 	}
+	c.update(cmd.e, cmd.id, func(v *CommandView) {
+		run := r
+		v.Run, v.Terminal, v.Status = &run, r.Terminal, CommandSuccess
+		if runErr != nil {
+			v.Status, v.Error = CommandError, runErr.Error()
+		}
+	})
 	cmd.e.mu.Unlock()
 
 	rec := withStatus(base, ports.AuditExecute, statusSuccess)

@@ -66,7 +66,7 @@ func TestTimedOutCommandWhoseOutputOutlivesItsGroupStillAnswers(t *testing.T) {
 	// The escapee leaves the command's process group and keeps its stdout.
 	// It writes its pid itself once it has left ($! is known before the
 	// child's setsid, and a kill in between would still reach it).
-	cmd := "setsid sh -c 'echo $$ > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; exec sleep 60' & until [ -s " + pidFile + " ]; do :; done; echo ready; wait"
+	cmd := "setsid sh -c 'echo ready; echo $$ > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; exec sleep 60' & wait"
 	var escapee int
 	t.Cleanup(func() {
 		if escapee > 0 {
