@@ -121,6 +121,9 @@ type App struct {
 	GetCommand GetCommand
 	// ListCommands lists a session's recent commands.
 	ListCommands ListCommands
+	// WithdrawCommand takes back an agent's own held command, or ends its
+	// running one.
+	WithdrawCommand WithdrawCommand
 	// Interrupt hands a session's control to a person.
 	Interrupt Interrupt
 	// Resume hands control back to the agent.
@@ -155,17 +158,18 @@ func New(cfg Config, d Deps) *App {
 		newID: d.NewID, log: d.Log, sessions: map[string]*entry{},
 	}
 	return &App{
-		CreateSession:  CreateSession{c},
-		ListSessions:   ListSessions{c},
-		GetSession:     GetSession{c},
-		DeleteSession:  DeleteSession{c},
-		ExecuteCommand: ExecuteCommand{c},
-		DecideApproval: DecideApproval{c},
-		GetCommand:     GetCommand{c},
-		ListCommands:   ListCommands{c},
-		Interrupt:      Interrupt{c},
-		Resume:         Resume{c},
-		core:           c,
+		CreateSession:   CreateSession{c},
+		ListSessions:    ListSessions{c},
+		GetSession:      GetSession{c},
+		DeleteSession:   DeleteSession{c},
+		ExecuteCommand:  ExecuteCommand{c},
+		DecideApproval:  DecideApproval{c},
+		GetCommand:      GetCommand{c},
+		ListCommands:    ListCommands{c},
+		WithdrawCommand: WithdrawCommand{c},
+		Interrupt:       Interrupt{c},
+		Resume:          Resume{c},
+		core:            c,
 	}
 }
 

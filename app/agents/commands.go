@@ -230,3 +230,62 @@ func (h ListCommands) Handle(ctx context.Context, who Caller, sessionID string) 
 	}
 	return out, nil
 }
+
+// WithdrawCommand is an agent taking its command back: a client that
+// cancelled its call (MCP cancellation) no longer wants it.
+type WithdrawCommand struct{ c *core }
+
+// Handle drops the held command (audited as denied, withdrawn by the
+// agent) or kills the running one; a command already final is left alone.
+// It needs agent:execute on the caller's own session.
+func (h WithdrawCommand) Handle(ctx context.Context, who Caller, sessionID, commandID string) error {
+	c := h.c
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.leave()
+	if err := who.require(access.AgentExecute); err != nil {
+		return err
+	}
+	e, err := c.locked(who, sessionID)
+	if err != nil {
+		return err
+	}
+	r := e.find(commandID)
+	if r == nil {
+		e.mu.Unlock()
+		return refuse(ErrCommandNotFound, "session %s has no command %q", sessionID, commandID)
+	}
+	switch r.view.Status {
+	case CommandPending:
+		defer e.mu.Unlock()
+		next := e.s
+		p, err := next.DecideHeld(commandID, false, who.Principal.ID, c.clock.Now())
+		if err != nil {
+			return err
+		}
+		rec := withStatus(c.commandEvent(&next, p.Command, r.view.Assessment), ports.AuditDenied, "withdrawn")
+		rec.ApprovalID = p.ID
+		rec.Detail = mergeDetail(rec.Detail, map[string]string{"command_id": p.ID, "withdrawn_by": who.Principal.ID})
+		if err := c.record(ctx, rec); err != nil {
+			return err
+		}
+		e.s = next
+		c.update(e, commandID, func(v *CommandView) { v.Status, v.Error = CommandDenied, "withdrawn by the agent" })
+		return nil
+	case CommandRunning:
+		uri := r.view.Terminal
+		rec := withStatus(c.commandEvent(&e.s, r.view.Command, r.view.Assessment), ports.AuditExecute, "withdrawn")
+		rec.Detail = mergeDetail(rec.Detail, map[string]string{"command_id": commandID, "withdrawn_by": who.Principal.ID, "terminal": uri})
+		e.mu.Unlock()
+		if err := c.record(ctx, rec); err != nil {
+			return err
+		}
+		if t, err := c.host.Get(uri); err == nil {
+			_ = t.Kill()
+		}
+		return nil
+	}
+	e.mu.Unlock()
+	return nil
+}

@@ -113,6 +113,7 @@ func (h DecideApproval) Handle(ctx context.Context, who Caller, req DecisionRequ
 	e.running++
 	c.update(e, p.ID, func(v *CommandView) {
 		v.Status, v.DecidedBy, v.Approved, v.Sandbox = CommandRunning, by, true, cmd.confine
+		v.Terminal = commandURI(cmd.sessionID, cmd.n)
 	})
 	e.mu.Unlock()
 

@@ -176,7 +176,7 @@ func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteReque
 	res.CommandID = cmd.id
 	c.remember(e, CommandView{
 		ID: cmd.id, Command: req.Command, Description: req.Description, Status: CommandRunning,
-		Assessment: a, Sandbox: confine,
+		Assessment: a, Sandbox: confine, Terminal: commandURI(cmd.sessionID, cmd.n),
 	})
 	e.mu.Unlock()
 

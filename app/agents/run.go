@@ -80,7 +80,7 @@ func (c *core) run(ctx context.Context, cmd command) (RunResult, error) {
 	}
 	res := RunResult{
 		CommandID: cmd.id,
-		Terminal:  fmt.Sprintf("ahp-terminal:/agent-%s-%d", cmd.sessionID, cmd.n),
+		Terminal:  commandURI(cmd.sessionID, cmd.n),
 	}
 	out := newCapture(c.cfg.OutputCapBytes)
 	dir := cmd.e.workspace
@@ -242,4 +242,9 @@ func (s stream) text() string {
 		}
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// commandURI is the terminal a session's nth command runs in.
+func commandURI(sessionID string, n int) string {
+	return fmt.Sprintf("ahp-terminal:/agent-%s-%d", sessionID, n)
 }

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/shellgate/shellgate/adapters/audit"
+	mcpserver "github.com/shellgate/shellgate/adapters/mcp"
 	"github.com/shellgate/shellgate/adapters/restapi"
 	"github.com/shellgate/shellgate/adapters/shellexpand"
 	"github.com/shellgate/shellgate/app/agents"
@@ -127,8 +128,13 @@ func agentOptions(cfg Config) fx.Option {
 			newAgentGate,
 			newSessionClaims,
 			fx.Annotate(newAgentRoute, fx.ResultTags(`group:"routes"`)),
+			newMCPHandler,
+			fx.Annotate(newMCPRoute, fx.ResultTags(`group:"routes"`)),
+			func() *lateURL { return &lateURL{} },
 		),
+		fx.Invoke(func(u *lateURL, srv *httpServer) { u.srv = srv }),
 		fx.Invoke(stopAgentsBeforeHTTP),
+		fx.Invoke(stopMCPBeforeHTTP),
 	)
 }
 
@@ -154,6 +160,30 @@ func newAgentGate(cfg Config, clk ports.Clock, host *terminals.Host, log *audit.
 
 func newAgentRoute(app *agents.App, users ports.UserStore, logger *slog.Logger) Route {
 	return Route{Pattern: restapi.Prefix, Handler: restapi.New(app, users, logger)}
+}
+
+// lateURL is the daemon's URL for routes built before the server they are
+// served by (the MCP server names it in its "approve it here" notes).
+type lateURL struct{ srv *httpServer }
+
+func (u *lateURL) String() string {
+	if u.srv == nil {
+		return ""
+	}
+	return u.srv.BaseURL() + "/"
+}
+
+func newMCPHandler(app *agents.App, host *terminals.Host, users ports.UserStore, logger *slog.Logger, u *lateURL) *mcpserver.Handler {
+	return mcpserver.New(app, host, users, mcpserver.Options{BaseURL: u.String, Log: logger})
+}
+
+func newMCPRoute(h *mcpserver.Handler) Route { return Route{Pattern: mcpserver.Path, Handler: h} }
+
+// stopMCPBeforeHTTP ends MCP requests (an idle client's event stream would
+// hold the HTTP server's drain until its deadline); depending on
+// *httpServer makes it run before the server's own stop hook.
+func stopMCPBeforeHTTP(lc fx.Lifecycle, _ *httpServer, h *mcpserver.Handler) {
+	lc.Append(fx.StopHook(h.Close))
 }
 
 // stopAgentsBeforeHTTP closes the gate, then the audit log, before the
