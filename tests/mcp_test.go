@@ -206,7 +206,8 @@ func TestMCPAgentRunsCommandsThroughTheGateWithTheOfficialClient(t *testing.T) {
 func TestMCPRefusesAGuestOrNoTokenWith401(t *testing.T) {
 	t.Parallel()
 	g := startGateDaemon(t)
-	for name, token := range map[string]string{"no token": "", "a person": g.tokens["ana"], "unknown": "sg_nope"} {
+	guest := g.addUser(t, "gus", "guest")
+	for name, token := range map[string]string{"no token": "", "a guest": guest, "a member": g.tokens["ana"], "unknown": "sg_nope"} {
 		req, err := http.NewRequest("POST", "http://"+g.addr+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
