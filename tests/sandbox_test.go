@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shellgate/shellgate/adapters/spawner/contract"
 	"github.com/shellgate/shellgate/adapters/userstore"
 )
 
@@ -201,7 +202,7 @@ func TestSandboxStopsTheEscapesThatPassedTheClassifier(t *testing.T) {
 	marker := "301." + strconv.Itoa(os.Getpid())
 	res := s.exec(t, "chatbot", session, map[string]any{"command": "setsid sleep " + marker + " </dev/null >/dev/null 2>&1 &"})
 	require.EqualValues(t, 0, res["return_code"], "%v", res)
-	requireNoProcess(t, "sleep "+marker)
+	contract.RequireNoProcessMatching(t, "sleep "+marker, patience)
 
 	// And with its session, while the command still runs.
 	marker = "302." + strconv.Itoa(os.Getpid())
@@ -217,10 +218,10 @@ func TestSandboxStopsTheEscapesThatPassedTheClassifier(t *testing.T) {
 		}
 		done <- err
 	}()
-	require.Eventually(t, func() bool { return len(findProcesses("sleep "+marker)) > 0 }, patience, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return len(contract.ProcessesMatching("sleep "+marker)) > 0 }, patience, 20*time.Millisecond)
 	status, del := s.api(t, "chatbot", "DELETE", "/api/agent-terminal/sessions/"+session, nil)
 	require.Equal(t, http.StatusOK, status, "%v", del)
-	requireNoProcess(t, "sleep "+marker)
+	contract.RequireNoProcessMatching(t, "sleep "+marker, patience)
 	select {
 	case err := <-done:
 		require.NoError(t, err)
@@ -313,36 +314,6 @@ func TestAWorkspaceOutsideTheRootsIsRefused(t *testing.T) {
 	status, res := s.api(t, "chatbot", "POST", "/api/agent-terminal/sessions", map[string]any{"agent_id": "chatbot", "agent_role": "chat_agent"})
 	require.Equal(t, http.StatusCreated, status, "%v", res)
 	require.Equal(t, s.root, res["workspace"], "the first root is the default")
-}
-
-// requireNoProcess fails if a live process whose command line contains what
-// is still there once the patience is up.
-func requireNoProcess(t *testing.T, what string) {
-	t.Helper()
-	require.Eventually(t, func() bool { return len(findProcesses(what)) == 0 }, patience, 20*time.Millisecond,
-		"a process %q outlived its command", what)
-}
-
-func findProcesses(what string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), what) {
-			continue
-		}
-		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
-			if f := strings.Fields(string(st)); len(f) > 2 && (f[2] == "Z" || f[2] == "X") {
-				continue
-			}
-		}
-		out = append(out, pid)
-	}
-	return out
 }
 
 func decodeJSON(resp *http.Response, v any) error {

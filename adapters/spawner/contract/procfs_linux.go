@@ -229,3 +229,34 @@ func threadCount() (int, error) {
 	}
 	return 0, errors.New("no Threads line in /proc/self/status")
 }
+
+// ProcessesMatching lists the live processes whose command line (its
+// arguments joined by spaces) contains what.
+func ProcessesMatching(what string) []int {
+	var out []int
+	_ = eachProcess(func(pid int, st procStat) {
+		if st.dead() {
+			return
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), what) {
+			out = append(out, pid)
+		}
+	})
+	return out
+}
+
+// RequireNoProcessMatching fails t unless every live process whose command
+// line contains what exits within timeout (waiting on pidfds); survivors
+// are killed so they cannot leak into later tests.
+func RequireNoProcessMatching(t testing.TB, what string, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for _, pid := range ProcessesMatching(what) {
+		if err := waitGone(ctx, pid); err != nil {
+			t.Errorf("process %d (%q) outlived its command: %v", pid, what, err)
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}
+}

@@ -40,3 +40,9 @@ func NoChildrenLeft(m M) M { return m }
 func openFDs() (int, error) { return 0, errors.ErrUnsupported }
 
 func threadCount() (int, error) { return 0, errors.ErrUnsupported }
+
+// ProcessesMatching finds nothing where there is no /proc to read.
+func ProcessesMatching(string) []int { return nil }
+
+// RequireNoProcessMatching checks nothing where there is no /proc to read.
+func RequireNoProcessMatching(testing.TB, string, time.Duration) {}

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -205,7 +204,7 @@ func TestSandboxEndsDetachedProcessesWithTheCommand(t *testing.T) {
 	_, code := run(t, ports.Confinement{Mode: ports.SandboxWorkspaceWrite, Workspace: t.TempDir()},
 		`setsid sleep `+marker+` </dev/null >/dev/null 2>&1 & echo started`)
 	require.Equal(t, 0, code)
-	requireNoProcess(t, "sleep "+marker)
+	contract.RequireNoProcessMatching(t, "sleep "+marker, contract.DefaultTimeout)
 }
 
 func TestSandboxForkBombStopsAtThePidsLimit(t *testing.T) {
@@ -227,35 +226,4 @@ func TestSandboxRefusesWhenUnavailable(t *testing.T) {
 	// Unconfined specs still run.
 	p := contract.Start(t, contract.Shell(func(*testing.T) ports.Spawner { return sb.Spawner(local.New()) }, false), contract.ShellSpec(`echo free`))
 	require.Equal(t, "free\n", p.WaitEOF())
-}
-
-// requireNoProcess fails if a process whose command line contains what is
-// still running once its reaping had a chance (it waits on the event).
-func requireNoProcess(t *testing.T, what string) {
-	t.Helper()
-	require.Eventually(t, func() bool { return len(findProcesses(what)) == 0 }, contract.DefaultTimeout, 20*time.Millisecond,
-		"a process %q outlived its command", what)
-}
-
-func findProcesses(what string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || len(b) == 0 {
-			continue
-		}
-		if strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), what) {
-			st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-			if f := strings.Fields(string(st)); len(f) > 2 && (f[2] == "Z" || f[2] == "X") {
-				continue
-			}
-			out = append(out, pid)
-		}
-	}
-	return out
 }
