@@ -69,6 +69,9 @@ type AgentTerminalConfig struct {
 	// MaxPids and MaxMemory limit each sandboxed command (its cgroup).
 	MaxPids   int   `yaml:"max_pids"`
 	MaxMemory Bytes `yaml:"max_memory"`
+	// RunAs names the OS user sandboxed commands run as, when the daemon
+	// runs as root; it must own the workspaces and nothing of the daemon's.
+	RunAs string `yaml:"run_as"`
 }
 
 // defaultAgentTerminal is the embedded default: the seed's values, and no

@@ -119,7 +119,7 @@ func sandboxConfig(cfg Config) sandbox.Config {
 	for _, p := range at.SandboxAllowWrite {
 		writable = append(writable, pathForms(expandHome(p))...)
 	}
-	sc := sandbox.Config{Hide: hide, Writable: writable, MaxPids: at.MaxPids, MaxMemory: int64(at.MaxMemory)}
+	sc := sandbox.Config{Hide: hide, Writable: writable, MaxPids: at.MaxPids, MaxMemory: int64(at.MaxMemory), RunAs: at.RunAs}
 	if v := os.Getenv(unavailableEnv); v != "" {
 		sc.Unavailable = "forced off by " + unavailableEnv
 	}

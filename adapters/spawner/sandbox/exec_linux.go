@@ -29,6 +29,8 @@ const (
 	// goFD is where the daemon says, with one byte, that the helper is in
 	// its cgroups and may start the command; end of file means it may not.
 	goFD = 4
+	// helperFD is the helper's own binary, which it was executed through.
+	helperFD = 5
 )
 
 // Main runs the helper: args are what follows Command on the command line
@@ -45,6 +47,7 @@ func Main(args []string) int {
 	// Neither descriptor may reach the command.
 	syscall.CloseOnExec(statusFD)
 	syscall.CloseOnExec(goFD)
+	syscall.CloseOnExec(helperFD)
 	status := os.NewFile(statusFD, "status")
 	report := func(format string, a ...any) int {
 		fmt.Fprintf(status, format+"\n", a...)

@@ -21,7 +21,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -61,6 +63,11 @@ type Config struct {
 	// Unavailable, when set, skips the probe and reports the sandbox as
 	// unavailable for this reason (for tests of the unconfined path).
 	Unavailable string
+	// RunAs names an OS user that confined commands run as (seen from the
+	// host), when the daemon runs as root: that user should own nothing but
+	// the workspaces, so that even a gap in the rules above leaves the
+	// daemon's files unreadable. Its workspaces must be writable by it.
+	RunAs string
 }
 
 // Sandbox is the machine's confinement: its status and the decorator.
@@ -69,6 +76,16 @@ type Sandbox struct {
 	helper string
 	status ports.SandboxStatus
 	cg     *cgroups
+	// as is who confined commands run as on the host.
+	as identity
+}
+
+// identity is a host user a confined command runs as.
+type identity struct {
+	uid, gid int
+	name     string
+	home     string
+	switched bool // RunAs is in force
 }
 
 var _ ports.Sandbox = (*Sandbox)(nil)
@@ -116,6 +133,22 @@ func (s *Sandbox) probe(ctx context.Context) ports.SandboxStatus {
 		return st
 	}
 	st.LandlockABI = abi
+	s.as = identity{uid: os.Getuid(), gid: os.Getgid()}
+	runAsNote := ""
+	if name := s.cfg.RunAs; name != "" {
+		u, err := user.Lookup(name)
+		switch {
+		case err != nil:
+			st.Reason = fmt.Sprintf("agent_terminal.run_as names %q, which is no user here", name)
+			return st
+		case os.Geteuid() != 0:
+			runAsNote = fmt.Sprintf("run_as %s is not in force: switching users needs a daemon running as root", name)
+		default:
+			uid, _ := strconv.Atoi(u.Uid)
+			gid, _ := strconv.Atoi(u.Gid)
+			s.as = identity{uid: uid, gid: gid, name: name, home: u.HomeDir, switched: true}
+		}
+	}
 	cg, why := newCgroups()
 	if cg != nil {
 		s.cg = cg
@@ -128,6 +161,10 @@ func (s *Sandbox) probe(ctx context.Context) ports.SandboxStatus {
 		return st
 	}
 	defer os.RemoveAll(dir)
+	if err := s.own(dir); err != nil {
+		st.Reason = "cannot hand the probe directory to the run_as user: " + err.Error()
+		return st
+	}
 	out, err := s.runProbe(ctx, dir)
 	if err != nil {
 		st.Reason = "the probe could not confine a process: " + strings.TrimSpace(out+" "+err.Error())
@@ -154,7 +191,21 @@ func (s *Sandbox) probe(ctx context.Context) ports.SandboxStatus {
 	} else {
 		st.Confines = append(st.Confines, "no pids or memory limit: "+why)
 	}
+	if s.as.switched {
+		st.Mechanisms = append(st.Mechanisms, fmt.Sprintf("runs as %s (uid %d)", s.as.name, s.as.uid))
+		st.Confines = append(st.Confines, "runs as "+s.as.name+", so what that user cannot read stays unread")
+	} else if runAsNote != "" {
+		st.Confines = append(st.Confines, runAsNote)
+	}
 	return st
+}
+
+// own hands dir to the user confined commands run as.
+func (s *Sandbox) own(dir string) error {
+	if !s.as.switched {
+		return nil
+	}
+	return os.Chown(dir, s.as.uid, s.as.gid)
 }
 
 // runProbe confines one process as a command would be and returns what it
@@ -205,6 +256,10 @@ func (s *Sandbox) NewScope(name string) (ports.SandboxScope, error) {
 	dir, err := os.MkdirTemp(s.cfg.TempRoot, "shellgate-agent-"+clean+"-")
 	if err != nil {
 		return nil, fmt.Errorf("make the session's temporary directory: %w", err)
+	}
+	if err := s.own(dir); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("hand the session's temporary directory to %s: %w", s.as.name, err)
 	}
 	return scope(dir), nil
 }
@@ -262,16 +317,36 @@ func (s *Sandbox) start(ctx context.Context, spec ports.SpawnSpec, p plan, progr
 		closeAll(statusR, statusW)
 		return nil, fmt.Errorf("sandbox: start pipe: %w", err)
 	}
-	uid, gid := os.Getuid(), os.Getgid()
+	// The helper is executed through a descriptor the daemon opened, so
+	// that a run_as user needs no way to the daemon's binary directory.
+	helper, err := os.Open(s.helper)
+	if err != nil {
+		closeAll(statusR, statusW, goR, goW)
+		return nil, fmt.Errorf("sandbox: open the helper: %w", err)
+	}
+	defer helper.Close()
+	// Inside, the helper is root of its user namespace (it needs that to
+	// mount), which is the daemon's user on the host, or run_as's.
+	inside, insideGID := os.Getuid(), os.Getgid()
+	if s.as.switched {
+		inside, insideGID = 0, 0
+		spec.Env = withHome(spec.Env, s.as)
+	}
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
 	if !p.Network {
 		flags |= unix.CLONE_NEWNET
 	}
 	prepare := func(cmd *exec.Cmd) {
+		cmd.Path = "/proc/self/fd/" + strconv.Itoa(helperFD)
 		cmd.SysProcAttr.Cloneflags |= flags
-		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		cmd.ExtraFiles = []*os.File{statusW, goR} // statusFD, goFD
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: inside, HostID: s.as.uid, Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: insideGID, HostID: s.as.gid, Size: 1}}
+		if s.as.switched {
+			// The child starts as the daemon's root, which the namespace
+			// does not map; becoming its root makes it run_as on the host.
+			cmd.SysProcAttr.Credential = &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true}
+		}
+		cmd.ExtraFiles = []*os.File{statusW, goR, helper} // statusFD, goFD, helperFD
 	}
 	var inner ports.Spawner = pipe.NewPrepared(prepare)
 	if spec.PTY {
@@ -316,6 +391,18 @@ func (s *Sandbox) start(ctx context.Context, spec ports.SpawnSpec, p plan, progr
 		_ = werr
 	}
 	return &process{Process: proc, g: g, status: statusR}, nil
+}
+
+// withHome points HOME, USER and LOGNAME at the run_as user, whose
+// programs (git, say) would otherwise fail on the daemon user's home.
+func withHome(env []string, as identity) []string {
+	out := make([]string, 0, len(env)+3)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "USER=") && !strings.HasPrefix(kv, "LOGNAME=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "HOME="+as.home, "USER="+as.name, "LOGNAME="+as.name)
 }
 
 func closeAll(fs ...*os.File) {

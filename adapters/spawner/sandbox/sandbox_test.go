@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -226,4 +227,40 @@ func TestSandboxRefusesWhenUnavailable(t *testing.T) {
 	// Unconfined specs still run.
 	p := contract.Start(t, contract.Shell(func(*testing.T) ports.Spawner { return sb.Spawner(local.New()) }, false), contract.ShellSpec(`echo free`))
 	require.Equal(t, "free\n", p.WaitEOF())
+}
+
+func TestSandboxRunsAsTheRunAsUserWhoCannotReadTheDaemonsFiles(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("run_as needs a daemon running as root; this test runs as uid", os.Geteuid())
+	}
+	nobody, err := user.Lookup("nobody")
+	require.NoError(t, err, "Debian always has the user nobody")
+	uid, _ := strconv.Atoi(nobody.Uid)
+	sb := sandbox.New(context.Background(), sandbox.Config{RunAs: "nobody"})
+	require.True(t, sb.Status().Available, sb.Status().Reason)
+	defer sb.Close()
+	require.Contains(t, strings.Join(sb.Status().Mechanisms, ", "), "runs as nobody")
+
+	// A file of the daemon's user that no rule hides: only the OS user stops it.
+	secretDir := visibleDir(t)
+	require.NoError(t, os.Chmod(secretDir, 0o755))
+	secret := filepath.Join(secretDir, "private")
+	require.NoError(t, os.WriteFile(secret, []byte("SECRET-OF-THE-DAEMON-USER"), 0o600))
+	ws := filepath.Join(visibleDir(t), "ws")
+	require.NoError(t, os.Chmod(filepath.Dir(ws), 0o755))
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	require.NoError(t, os.Chown(ws, uid, uid))
+
+	spec := contract.ShellSpec(`cat "$1" 2>&1; echo made > made; echo "home=$HOME"`, secret)
+	spec.Dir = ws
+	spec.Env = append(spec.Env, "HOME=/root")
+	spec.Confine = &ports.Confinement{Mode: ports.SandboxWorkspaceWrite, Workspace: ws}
+	p := contract.Start(t, contract.Shell(func(*testing.T) ports.Spawner { return sb.Spawner(local.New()) }, false), spec)
+	out := p.WaitEOF()
+	require.NotContains(t, out, "SECRET")
+	require.Contains(t, out, "Permission denied")
+	require.Contains(t, out, "home="+nobody.HomeDir)
+	st, err := os.Stat(filepath.Join(ws, "made"))
+	require.NoError(t, err, out)
+	require.EqualValues(t, uid, st.Sys().(*syscall.Stat_t).Uid, "what it writes is the run_as user's")
 }
