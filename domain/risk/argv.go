@@ -12,6 +12,7 @@ import (
 type callOpts struct {
 	elevated bool // under sudo, doas, su … (R5, R10 interactive root shells)
 	noFunc   bool // `command`/`builtin`/`exec` skip functions and aliases
+	rebound  bool // the name was already looked up in the hash table (hash -p)
 }
 
 // call is one simple command being classified.
@@ -101,6 +102,13 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 	base := baseName(name.s)
 	if a.isDownloaded(sc, name.s) {
 		a.add(Forbidden, "R9e downloaded code", "runs the file it just downloaded: "+name.s)
+	}
+	if t, ok := a.hashed[name.s]; ok && !opts.rebound && !strings.Contains(name.s, "/") {
+		if _, fn := sc.funcs[base]; !fn || opts.noFunc {
+			a.sensitive = true
+			opts.rebound = true
+			return a.runArgv(sc, append([]field{t}, argv[1:]...), env, in, opts)
+		}
 	}
 	if !opts.noFunc && !strings.Contains(name.s, "/") {
 		if body, ok := sc.funcs[base]; ok {

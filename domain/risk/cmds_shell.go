@@ -12,6 +12,12 @@ func registerShellHandlers(reg func(func(*call), ...string)) {
 	reg(hAlias, "alias")
 	reg(levelHandler(Safe, "R15 read-only"), "unalias")
 	reg(hTrap, "trap")
+	reg(hHash, "hash")
+	reg(hRead, "read", "mapfile", "readarray")
+	reg(hEnable, "enable")
+	reg(hComplete, "complete", "compgen")
+	reg(hFc, "fc")
+	reg(hBind, "bind")
 	reg(hExport, "export", "declare", "typeset", "readonly")
 	reg(hCd, "cd", "pushd")
 	reg(hPopd, "popd")
@@ -173,10 +179,20 @@ func hAlias(c *call) {
 	}
 }
 
+// hTrap classifies a trap's handler: it runs in this shell when the
+// signal (or EXIT, DEBUG, ERR, RETURN) arrives.
 func hTrap(c *call) {
 	args := c.args()
 	c.add(Safe, "R15 read-only", "trap")
-	if len(args) >= 2 && !strings.HasPrefix(args[0].s, "-") {
+	for len(args) > 0 && strings.HasPrefix(args[0].s, "-") && args[0].s != "-" {
+		if args[0].s == "--" {
+			args = args[1:]
+			break
+		}
+		// -p, -l and -P print; they set nothing.
+		return
+	}
+	if len(args) >= 2 && args[0].s != "-" {
 		c.a.scriptIn(c.sc, args[0].s, args[0].fl, "trap handler", ttyStream(), nil, true)
 	}
 }

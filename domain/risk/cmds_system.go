@@ -611,6 +611,7 @@ var gitSafe = []string{"status", "log", "diff", "show", "blame", "shortlog", "de
 func hGit(c *call) {
 	args := c.args()
 	sc := c.sc
+	c.gitEnvConfig()
 	i := 0
 	for ; i < len(args); i++ {
 		s := args[i].s
@@ -623,10 +624,15 @@ func hGit(c *call) {
 			k, v, _ := strings.Cut(args[i+1].s, "=")
 			c.gitConfigValue(k, field{s: v, fl: args[i+1].fl})
 			i++
-		case strings.HasPrefix(s, "--config-env") || s == "--git-dir" || s == "--work-tree" || s == "--namespace" || s == "--exec-path" && i+1 < len(args) && !strings.Contains(s, "="):
-			if !strings.Contains(s, "=") {
-				i++
-			}
+		case strings.HasPrefix(s, "--config-env="):
+			c.gitConfigEnv(field{s: strings.TrimPrefix(s, "--config-env="), fl: args[i].fl})
+		case s == "--config-env" && i+1 < len(args):
+			c.gitConfigEnv(args[i+1])
+			i++
+		case (s == "--git-dir" || s == "--work-tree" || s == "--namespace") && i+1 < len(args):
+			i++
+		case strings.HasPrefix(s, "--exec-path="):
+			c.add(High, "R13 environment hijack", "git --exec-path chooses where git's own commands come from")
 		case strings.HasPrefix(s, "-"):
 		default:
 			goto sub

@@ -60,6 +60,8 @@ type analyzer struct {
 	secretReads int
 	// ownHits counts the reasons about the daemon's own files (addOwn).
 	ownHits int
+	// hashed are command names that `hash -p` bound to another program.
+	hashed map[string]field
 }
 
 type eventSet uint8
@@ -122,6 +124,9 @@ type scope struct {
 	arg0   string   // $0 when a -c script was given one
 	// customIFS is set once IFS was assigned: splitting on it is obfuscation.
 	customIFS bool
+	// ints are variables declared integer (declare -i): assigning to one
+	// evaluates the value as arithmetic.
+	ints map[string]bool
 	// container means paths are inside a container that does not see the host.
 	container bool
 	// remote means commands run on another host (ssh).
@@ -140,6 +145,9 @@ func (s *scope) clone() *scope {
 		c.funcs = maps.Clone(s.funcs)
 	}
 	c.cwd = slices.Clone(s.cwd)
+	if s.ints != nil {
+		c.ints = maps.Clone(s.ints)
+	}
 	return &c
 }
 
@@ -161,6 +169,12 @@ func (s *scope) merge(o *scope) {
 		if _, ok := s.funcs[k]; !ok {
 			s.funcs[k] = fn
 		}
+	}
+	for k := range o.ints {
+		if s.ints == nil {
+			s.ints = map[string]bool{}
+		}
+		s.ints[k] = true
 	}
 	s.cwd = unionAlts(s.cwd, o.cwd)
 	s.customIFS = s.customIFS || o.customIFS
@@ -321,6 +335,7 @@ func (a *analyzer) command(sc *scope, st *syntax.Stmt, in stream) stream {
 		return stream{}
 	case *syntax.TestClause:
 		a.substsIn(sc, c.X)
+		a.testArith(sc, c.X)
 		a.add(Safe, "R15 read-only", "test")
 		return stream{}
 	default:
@@ -424,22 +439,8 @@ func (a *analyzer) forClause(sc *scope, c *syntax.ForClause, in stream) stream {
 	return a.loopBody(sc, c.Do, in)
 }
 
-func (a *analyzer) arith(sc *scope, e syntax.ArithmExpr) {
-	if e == nil {
-		return
-	}
-	a.substsIn(sc, e)
-	syntax.Walk(e, func(n syntax.Node) bool {
-		if b, ok := n.(*syntax.BinaryArithm); ok && b.Op >= syntax.Assgn {
-			if w, ok := b.X.(*syntax.Word); ok {
-				if name := w.Lit(); syntax.ValidName(name) {
-					sc.set(name, marker(name))
-				}
-			}
-		}
-		return true
-	})
-}
+// arith analyses an arithmetic command or loop clause (see arithExpr).
+func (a *analyzer) arith(sc *scope, e syntax.ArithmExpr) { a.arithExpr(sc, e, 0) }
 
 // substsIn analyses the command and process substitutions anywhere in node,
 // for constructs whose words are not otherwise expanded.
@@ -499,17 +500,27 @@ func (a *analyzer) callFunc(sc *scope, name string, body *syntax.Stmt, args []fi
 func (a *analyzer) declClause(sc *scope, c *syntax.DeclClause) {
 	variant := c.Variant.Value
 	exported := variant == "export"
+	integer := variant == "let"
 	for _, as := range c.Args {
 		if as.Naked && as.Name == nil && as.Value != nil {
 			for _, f := range a.wordFields(sc, as.Value) {
 				if strings.HasPrefix(f.s, "-") && strings.Contains(f.s, "x") {
 					exported = true
 				}
+				if strings.HasPrefix(f.s, "-") && strings.Contains(f.s, "i") {
+					integer = true
+				}
 				if f.s == "-f" || f.s == "-p" || f.s == "-F" {
 					a.add(Safe, "R15 read-only", variant+" "+f.s)
 				}
 			}
 			continue
+		}
+		if integer && as.Name != nil {
+			if sc.ints == nil {
+				sc.ints = map[string]bool{}
+			}
+			sc.ints[as.Name.Value] = true
 		}
 		a.assign(sc, as, exported || variant == "export")
 	}
@@ -557,7 +568,18 @@ func (a *analyzer) assign(sc *scope, as *syntax.Assign, exported bool) {
 		vals = joined
 	}
 	if as.Index != nil {
+		a.arithExpr(sc, as.Index, 0)
 		vals = []string{marker(name)}
+	}
+	if as.Array != nil {
+		for _, el := range as.Array.Elems {
+			a.arithExpr(sc, el.Index, 0)
+		}
+	}
+	if sc.ints[name] {
+		for _, v := range vals {
+			a.arithText(sc, v, "integer variable "+name, 1)
+		}
 	}
 	sc.set(name, vals...)
 	a.checkEnvVar(sc, name, vals, fl, exported || isExportedByDefault(name))
@@ -572,26 +594,50 @@ func isExportedByDefault(name string) bool {
 	return false
 }
 
+// hijackVars change which program or code another program loads: the
+// dynamic loader's preloads, interpreters' start-up code and module paths,
+// git's exec path, config files and templates (R13 environment hijack).
+var hijackVars = map[string]bool{"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "BASH_ENV": true,
+	"ENV": true, "PYTHONPATH": true, "PYTHONSTARTUP": true, "PYTHONHOME": true, "NODE_OPTIONS": true, "NODE_PATH": true,
+	"PERL5OPT": true, "PERL5LIB": true, "PERLLIB": true, "PERL5DB": true, "RUBYOPT": true, "RUBYLIB": true,
+	"JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true, "JDK_JAVA_OPTIONS": true, "DYLD_INSERT_LIBRARIES": true,
+	"DYLD_LIBRARY_PATH": true, "GCONV_PATH": true, "ZDOTDIR": true, "GIT_EXEC_PATH": true, "GIT_CONFIG_GLOBAL": true,
+	"GIT_CONFIG_SYSTEM": true, "GIT_CONFIG": true, "GIT_TEMPLATE_DIR": true, "SHELLOPTS": true, "BASHOPTS": true}
+
 // checkEnvVar applies R13 (environment hijack) and R5 (commands hidden in
 // variables that other programs run) to one assignment.
 func (a *analyzer) checkEnvVar(sc *scope, name string, vals []string, fl fflags, exported bool) {
-	switch name {
-	case "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT":
-		if exported {
-			a.add(High, "R13 environment hijack", name+"=…")
-		}
-	case "PROMPT_COMMAND", "PS1", "PS4":
+	if hijackVars[name] && exported {
+		a.add(High, "R13 environment hijack", name+"=…")
+	}
+	switch {
+	case name == "PROMPT_COMMAND":
+		a.add(High, "R13 persistence", "PROMPT_COMMAND runs before every prompt")
 		for _, v := range vals {
-			if strings.Contains(v, "$(") || strings.Contains(v, "`") || name == "PROMPT_COMMAND" {
-				if name == "PROMPT_COMMAND" {
-					a.add(High, "R13 persistence", "PROMPT_COMMAND runs before every prompt")
-				}
-				a.script(sc, v, fl, "R5 hidden command in "+name)
-			}
+			a.script(sc, v, fl, "R5 hidden command in "+name)
+		}
+	case isPromptVar(name):
+		for _, v := range vals {
+			a.promptText(sc, v, fl, name)
+		}
+	case name == "LESS":
+		for _, v := range vals {
+			a.lessCommands(sc, field{s: v, fl: fl}, "LESS")
+		}
+	case strings.HasPrefix(name, "BASH_FUNC_") && exported:
+		// An exported function: every bash started from here defines it.
+		fn := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(name, "BASH_FUNC_"), "%%"), "()")
+		a.add(High, "R13 environment hijack", "exported function "+fn)
+		for _, v := range vals {
+			a.script(sc, fn+" "+v, fl, "R5 hidden command in "+name)
 		}
 	}
 	if isExecVar(name) {
 		for _, v := range vals {
+			if name == "LESSOPEN" || name == "LESSCLOSE" {
+				// "|cmd %s" or "||cmd %s": the command gets the file name.
+				v = strings.ReplaceAll(strings.TrimLeft(v, "|-"), "%s", "file")
+			}
 			a.script(sc, v, fl, "R5 hidden command in "+name)
 		}
 	}
@@ -600,8 +646,11 @@ func (a *analyzer) checkEnvVar(sc *scope, name string, vals []string, fl fflags,
 // isExecVar reports variables whose value another program runs as a command.
 func isExecVar(name string) bool {
 	switch name {
-	case "PAGER", "GIT_PAGER", "MANPAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SSH_COMMAND",
-		"GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "BROWSER", "LESSOPEN", "LESSCLOSE", "SYSTEMD_PAGER", "FCEDIT":
+	case "PAGER", "GIT_PAGER", "MANPAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SSH_COMMAND", "GIT_SEQUENCE_EDITOR",
+		"GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "GIT_PROXY_COMMAND", "SSH_ASKPASS", "SUDO_ASKPASS", "SUDO_EDITOR",
+		"BROWSER", "LESSOPEN", "LESSCLOSE", "SYSTEMD_PAGER", "SYSTEMD_EDITOR", "FCEDIT", "RSYNC_RSH", "RSYNC_CONNECT_PROG",
+		"CVS_RSH", "KUBE_EDITOR", "GH_PAGER", "GH_EDITOR", "AWS_PAGER", "PSQL_PAGER", "MYSQL_PAGER", "BAT_PAGER",
+		"DELTA_PAGER", "SVN_EDITOR", "HGEDITOR", "SELECTED_EDITOR", "TEXEDIT":
 		return true
 	}
 	return false

@@ -87,6 +87,18 @@ var compoundSeeds = []string{
 	"sleep 1; reboot",
 	"ls | wc -l",
 	"true && kill 1",
+	// Text bash evaluates as code (issue 12, point 4).
+	"hash -p /bin/rm ls",
+	"x='a[$(kill 1)]'",
+	"(( x ))",
+	"declare -i x",
+	"read -r x",
+	"echo ${x@P}",
+	"mapfile -C 'kill 1' -c 1 a",
+	"PS1='$(reboot)'",
+	"trap -- 'kill 1' EXIT",
+	"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=reboot git log",
+	"git --config-env=core.pager=x log",
 }
 
 // composes reports whether joining a and b with op yields exactly the

@@ -192,6 +192,9 @@ func (a *analyzer) hooks(sc *scope, fl *fflags) shellword.Hooks {
 			*fl |= fSubst
 			out := a.subst(sc, cs.Stmts, ttyStream())
 			*fl |= out.flags & contentFlags
+			if !out.known() && numericSubst(cs) {
+				return numMark, nil
+			}
 			return out.text, nil
 		},
 		ProcSubst: func(ps *syntax.ProcSubst) (string, error) {
@@ -234,6 +237,7 @@ func (a *analyzer) wordFields(sc *scope, w *syntax.Word) []field {
 	if s, ok := plainWord(w); ok {
 		return []field{{s: s, fl: fl}}
 	}
+	a.codeInWord(sc, w)
 	var out []field
 	// FieldsSeq is lazy, so a brace expansion such as {1..100000000}
 	// stops at the bound instead of being built in full.
@@ -302,6 +306,7 @@ func (a *analyzer) wordValue(sc *scope, w *syntax.Word) ([]string, fflags) {
 	if s, ok := plainWord(w); ok {
 		return []string{s}, fl
 	}
+	a.codeInWord(sc, w)
 	s, err := a.f.exp.Literal(a.hooks(sc, &fl), w)
 	if err != nil {
 		return []string{marker("value")}, fl
@@ -313,6 +318,7 @@ func (a *analyzer) wordValue(sc *scope, w *syntax.Word) ([]string, fflags) {
 // document expands a here-document body written with an unquoted delimiter.
 func (a *analyzer) document(sc *scope, w *syntax.Word) (string, fflags) {
 	var fl fflags
+	a.codeInWord(sc, w)
 	s, err := a.f.exp.Document(a.hooks(sc, &fl), w)
 	if err != nil {
 		return marker("heredoc"), fl
@@ -360,6 +366,10 @@ func staticFlags(w *syntax.Word) fflags {
 			}
 		case *syntax.ParamExp:
 			hasExp = true
+			if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && (p.Exp.Word.Lit() == "E" || p.Exp.Word.Lit() == "P") {
+				// ${x@E} decodes escapes, ${x@P} expands a prompt (R4).
+				fl |= fObf | fDecoded
+			}
 			if p.Slice != nil || p.Repl != nil || p.Excl || (p.Exp != nil && p.Exp.Op != syntax.DefaultUnset && p.Exp.Op != syntax.DefaultUnsetOrNull) {
 				fl |= fObf
 			}
