@@ -159,6 +159,15 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 		a.events |= evUnknownExec
 		c.add(High, "R20 unknown executable", printable(name.s))
 	}
+	c.markOwnTree()
+	if ownArg == "" && !metadataOnly[base] && a.f.own != nil {
+		for _, f := range argv[1:] {
+			if f.fl&fOwnTree != 0 {
+				ownArg = "paths found at run time under a directory holding the daemon's files"
+				break
+			}
+		}
+	}
 	if ownArg != "" && !metadataOnly[base] && base != "cd" && base != "pushd" && a.ownHits == ownHits {
 		c.add(High, "R13 secret", base+" reads "+ownArg)
 		c.out.flags |= fSecret

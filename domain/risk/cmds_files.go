@@ -658,6 +658,10 @@ func hFind(c *call) {
 			inner := args[i+1 : j]
 			if len(inner) > 0 {
 				for _, s := range starts {
+					if _, ok := c.a.ownTarget(c.sc, s.s, true); ok {
+						// What it finds there may be one of the daemon's files.
+						s.fl |= fOwnTree
+					}
 					c.run(replaceBraces(inner, "{}", s))
 				}
 			}

@@ -99,6 +99,12 @@ var compoundSeeds = []string{
 	"trap -- 'kill 1' EXIT",
 	"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=reboot git log",
 	"git --config-env=core.pager=x log",
+	// The daemon's files by identity (issue 12, point 5).
+	"cat /proc/1/cmdline",
+	"cat /proc/self/root/etc/shadow",
+	"rm -rf /proc/1/root/",
+	"find ~ -name users.yaml",
+	"xargs cat",
 }
 
 // composes reports whether joining a and b with op yields exactly the

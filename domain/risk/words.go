@@ -67,11 +67,12 @@ const (
 	fGlob                        // unquoted glob characters that cannot be resolved
 	fQuoted                      // the word was quoted (data, not a pattern)
 	fTilde                       // the word started with an unquoted ~
+	fOwnTree                     // names found at run time under a directory holding the daemon's files (R13)
 )
 
 // contentFlags are the flags that describe where text came from and so flow
 // from a stream into the words built from it.
-const contentFlags = fDecoded | fDownload | fSecret
+const contentFlags = fDecoded | fDownload | fSecret | fOwnTree
 
 type field struct {
 	s  string
