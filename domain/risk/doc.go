@@ -26,6 +26,7 @@
 // `D=/srv; rm -rf "$D"/` is as forbidden as `rm -rf "$D"/`.
 //
 // Everything here is pure: no file, network or clock access and no
-// goroutines. Work is bounded by step, depth and size budgets; exceeding
-// them sets a floor of high (R2).
+// goroutines. Work is bounded by step, depth and size budgets; a line that
+// exceeds them is forbidden, with the command names that are cheap to pick
+// out still classified (R2 analysis budget).
 package risk

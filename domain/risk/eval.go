@@ -100,7 +100,8 @@ func (a *analyzer) finish() {
 		a.add(Forbidden, "R9f reverse shell", "/dev/tcp together with a shell")
 	}
 	if a.overflow {
-		a.add(High, "R2 unparseable", "script too large or too deeply nested to analyse fully")
+		a.f.overflow = true
+		a.add(Forbidden, budgetRule, "the line is too large or too deeply nested to analyse fully")
 	}
 }
 

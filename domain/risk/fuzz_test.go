@@ -105,6 +105,9 @@ var compoundSeeds = []string{
 	"rm -rf /proc/1/root/",
 	"find ~ -name users.yaml",
 	"xargs cat",
+	// Beyond the analysis budget (issue 12, point 7).
+	strings.Repeat("$(", 12) + "ls" + strings.Repeat(")", 12),
+	"bash -c '" + strings.Repeat("eval ", 12) + "ls'",
 }
 
 // composes reports whether joining a and b with op yields exactly the
@@ -206,6 +209,9 @@ func FuzzClassify(f *testing.F) {
 			require.GreaterOrEqual(t, got.Level, Safe)
 			require.LessOrEqual(t, got.Level, Forbidden)
 			require.NotEmpty(t, got.Reasons)
+			if hasReason(got, budgetRule) {
+				require.Equal(t, Forbidden, got.Level, "a line beyond the budget is forbidden: %q", s)
+			}
 		}
 		checkCompound(t, a, b)
 	})
