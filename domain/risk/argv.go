@@ -145,6 +145,11 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 			break
 		}
 	}
+	if strings.Contains(name.s, "/") {
+		if s, p, ok := a.writtenContent(sc, name.s); ok {
+			return c.runWritten(p, s, argv[1:], p)
+		}
+	}
 	secretReads := a.secretReads
 	ownHits := a.ownHits
 	h, known := handlers[base]

@@ -135,6 +135,10 @@ func (c *call) runScriptFile(file field, params []field) {
 		c.add(High, "R3 dynamic command", c.name+" runs a script whose name is known only at run time")
 		return
 	}
+	if s, p, ok := c.a.writtenContent(c.sc, file.s); ok {
+		c.setOut(c.runWritten(p, s, params, c.name))
+		return
+	}
 	for _, r := range c.sc.resolvePath(file.s) {
 		if isSystemPath(r) && !strings.HasPrefix(r, "/usr/share/") && !strings.HasPrefix(r, "/opt/") {
 			c.add(High, "R20 unknown executable", c.name+" runs "+r)

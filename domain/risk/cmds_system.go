@@ -336,6 +336,15 @@ func hMake(c *call) {
 		return
 	}
 	c.add(Moderate, "R14 project code", c.name)
+	sc := c.sc
+	if d, ok := p.val("-C", "--directory"); ok {
+		c.sc = c.sc.clone()
+		c.sc.cwd = c.sc.resolvePath(d.s)
+	}
+	if mf, content, ok := c.writtenMakefile(p.vals("-f", "--file", "--makefile")); ok {
+		c.makeRecipes(mf, content)
+	}
+	c.sc = sc
 }
 
 func hMount(c *call) {
@@ -588,6 +597,9 @@ func (c *call) gitConfigValue(key string, val field) {
 	}
 	if k == "core.hookspath" {
 		c.add(High, "R13 persistence", "git core.hooksPath")
+		if !hasMarker(val.s) {
+			c.a.hooksDirs = append(c.a.hooksDirs, c.sc.resolvePath(val.s)...)
+		}
 		return
 	}
 	for _, ek := range gitExecKeys {
@@ -783,6 +795,7 @@ sub:
 			c.add(High, "R20 unknown executable", "git "+verb+" is an alias or an external git command")
 		}
 	}
+	c.runGitHooks(verb)
 	if verb == "log" || verb == "show" || verb == "diff" || verb == "grep" {
 		for _, a := range rest {
 			if strings.HasPrefix(a.s, "--ext-diff") || strings.HasPrefix(a.s, "--textconv") {

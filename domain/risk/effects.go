@@ -44,6 +44,9 @@ func (a *analyzer) write(sc *scope, target field, mode writeMode, content stream
 			}
 			for _, p := range sc.resolvePath(form) {
 				a.writePath(sc, p, mode, content, via)
+				if form == target.s {
+					a.recordWrite(p, mode, content, via)
+				}
 			}
 		}
 	})

@@ -62,6 +62,10 @@ type analyzer struct {
 	ownHits int
 	// hashed are command names that `hash -p` bound to another program.
 	hashed map[string]field
+	// written is what this line wrote to each file (see recordWrite).
+	written map[string]stream
+	// hooksDirs are directories core.hooksPath pointed git at.
+	hooksDirs []string
 }
 
 type eventSet uint8
@@ -610,6 +614,13 @@ var hijackVars = map[string]bool{"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_P
 func (a *analyzer) checkEnvVar(sc *scope, name string, vals []string, fl fflags, exported bool) {
 	if hijackVars[name] && exported {
 		a.add(High, "R13 environment hijack", name+"=…")
+	}
+	if name == "BASH_ENV" || name == "ENV" {
+		for _, v := range vals {
+			if s, p, ok := a.writtenContent(sc, v); ok {
+				a.script(sc, s.text, s.flags, name+" runs "+p+", written in this line")
+			}
+		}
 	}
 	switch {
 	case name == "PROMPT_COMMAND":

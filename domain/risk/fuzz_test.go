@@ -105,6 +105,13 @@ var compoundSeeds = []string{
 	"rm -rf /proc/1/root/",
 	"find ~ -name users.yaml",
 	"xargs cat",
+	// Files written and then run (issue 12, point 1).
+	"echo 'kill 1' > x.sh",
+	"bash x.sh",
+	"./x.sh",
+	"printf 'all:\\n\\treboot\\n' > Makefile",
+	"make",
+	"git commit -m x",
 	// Beyond the analysis budget (issue 12, point 7).
 	strings.Repeat("$(", 12) + "ls" + strings.Repeat(")", 12),
 	"bash -c '" + strings.Repeat("eval ", 12) + "ls'",
