@@ -13,13 +13,13 @@ var handlers map[string]func(*call)
 
 // safeNames are read-only commands (R15).
 var safeNames = []string{
-	"ls", "ll", "la", "dir", "vdir", "head", "tail", "less", "more", "most", "wc", "grep", "egrep", "fgrep", "rg", "ag",
+	"ls", "ll", "la", "dir", "vdir", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "ag",
 	"ack", "fd", "fdfind", "locate", "plocate", "mlocate", "tree", "stat", "file", "diff", "cmp", "comm", "md5sum",
 	"sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum", "shasum", "jq", "gojq",
 	"cut", "nl", "fold", "fmt", "column", "paste", "join", "expand", "unexpand", "pr", "od", "hexdump", "hd", "strings",
 	"realpath", "readlink", "pwd", "true", "false", ":", "sleep", "test", "[", "[[", "ps", "pgrep", "pidof", "top",
 	"htop", "btop", "uname", "uptime", "df", "du", "free", "lsblk", "lscpu", "lsusb", "lspci", "lsof", "ss", "netstat",
-	"id", "whoami", "groups", "who", "w", "last", "lastlog", "printenv", "whereis", "man", "help", "info", "apropos",
+	"id", "whoami", "groups", "who", "w", "last", "lastlog", "printenv", "whereis", "help", "info", "apropos",
 	"whatis", "history", "tty", "seq", "yes", "expr", "bc", "dc", "factor", "numfmt", "getconf", "locale", "tput",
 	"clear", "nproc", "arch", "lsmod", "vmstat", "iostat", "mpstat", "sar", "pstree", "tac", "uniq", "sort", "shuf",
 	"zcat", "zless", "zgrep", "bzcat", "xzcat", "zstdcat", "lz4cat", "jobs", "wait", "shift", "return", "exit", "break",
@@ -40,7 +40,7 @@ var moderateNames = []string{
 	"mkdir", "touch", "ln", "rmdir", "mktemp", "pandoc", "dos2unix", "unix2dos", "rustc", "patch", "split", "csplit", "mkfifo", "gzip", "gunzip", "bzip2", "bunzip2",
 	"xz", "unxz", "zstd", "unzstd", "lz4", "7z", "7za", "rar", "unrar", "pigz", "compress", "uncompress", "cpio",
 	"vi", "vim", "nvim", "view", "nano", "pico", "emacs", "micro", "code", "subl", "gedit", "kate", "joe", "mcedit", "hx",
-	"helix", "kak", "ne", "jed", "ed", "ex",
+	"helix", "kak", "ne", "jed",
 	"pytest", "tox", "nox", "mypy", "ruff", "black", "isort", "flake8", "pylint", "eslint", "prettier", "tsc", "jest",
 	"vitest", "mocha", "cmake", "ninja", "meson", "gradle", "gradlew", "mvn", "ant", "sbt", "bazel", "bazelisk", "buck",
 	"gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "as", "javac", "java", "kotlinc", "scalac", "dotnet", "swift",
@@ -62,9 +62,9 @@ var highNames = []string{
 	"setsebool", "update-alternatives", "update-grub", "grub-install", "grub-mkconfig", "update-initramfs", "dracut",
 	"mkinitcpio", "ldconfig", "hwclock", "ntpdate", "chronyc", "nmcli", "netplan", "ifup", "ifdown", "brctl", "tc", "wg", "wg-quick", "openvpn", "tailscale", "zerotier-cli",
 	"nmap", "masscan", "zmap", "nikto", "hping3", "sqlmap", "gobuster", "ffuf", "hydra", "john", "hashcat", "aircrack-ng",
-	"tcpdump", "tshark", "wireshark", "ettercap", "arpspoof", "mitmproxy", "responder", "ssh-copy-id", "sshpass",
+	"tshark", "wireshark", "ettercap", "arpspoof", "mitmproxy", "responder", "ssh-copy-id", "sshpass",
 	"sftp", "ftp", "lftp", "tftp", "smbclient", "rpcclient", "mount.cifs", "showmount", "exportfs", "quotacheck",
-	"renice", "taskset", "chrt", "cpupower", "tuned-adm", "pm2", "supervisorctl", "launchctl", "logrotate",
+	"renice", "cpupower", "tuned-adm", "pm2", "supervisorctl", "launchctl", "logrotate",
 	"auditctl", "aa-enforce", "apparmor_parser", "npx", "pnpx", "bunx", "uvx", "pipx", "gem", "snap",
 	"flatpak", "brew", "port", "nix-env", "nix", "emerge", "xbps-install", "eopkg", "pkg", "pkg_add", "opkg", "ipkg",
 	"vagrant", "packer", "ansible", "ansible-playbook", "salt", "puppet", "chef-client", "virsh", "qemu-system-x86_64",
@@ -132,6 +132,7 @@ func init() {
 	registerSystemHandlers(reg)
 	registerNetHandlers(reg)
 	registerDevHandlers(reg)
+	registerHiddenExecHandlers(reg)
 }
 
 // firstSub returns the first argument that is not an option, and its index.

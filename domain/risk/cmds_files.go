@@ -461,13 +461,15 @@ func sedOps(script string) []sedOp {
 			skipDelimited(1)
 		case ch == 's':
 			i++
+			from := i
 			if !skipDelimited(2) {
 				return ops
 			}
+			repl := sedReplacement(s[from:i])
 			for i < len(s) && s[i] != ';' && s[i] != '\n' && s[i] != '}' {
 				switch s[i] {
 				case 'e':
-					ops = append(ops, sedOp{kind: 'E'})
+					ops = append(ops, sedOp{kind: 'E', arg: repl})
 				case 'w':
 					i++
 					ops = append(ops, sedOp{kind: 'w', arg: restOfLine()})
@@ -525,6 +527,10 @@ func hSed(c *call) {
 				c.script(op.arg, s.fl, "sed e command")
 			case 'E':
 				c.add(High, "R5 hidden command", "sed e runs the pattern space as a command")
+				if op.arg != "" {
+					// What the substitution puts in runs: the known part of it.
+					c.script(op.arg, s.fl, "sed s///e")
+				}
 			case 'r':
 				c.a.readTarget(c.sc, field{s: op.arg})
 			}
@@ -557,7 +563,7 @@ var (
 )
 
 func hAwk(c *call) {
-	p := getopt(c.args(), "Ffvi", []string{"--field-separator", "--file", "--assign", "--include", "--source"}, true)
+	p := getopt(c.args(), "Ffvil", []string{"--field-separator", "--file", "--assign", "--include", "--source", "--load"}, true)
 	prog := field{}
 	files := p.pos
 	if src := p.vals("--source"); len(src) > 0 {
@@ -576,12 +582,25 @@ func hAwk(c *call) {
 	}
 	text := prog.s
 	found := false
+	if p.has("-l", "--load") || rxGawkLoad.MatchString(text) {
+		c.add(High, "R13 loads a library", c.name+" loads an extension, which runs its code")
+	}
+	fed := map[string]bool{}
+	for _, m := range rxAwkPrintPipe.FindAllStringSubmatch(text, -1) {
+		// print "text" | "sh": the command reads known text.
+		found = true
+		fed[m[2]] = true
+		c.a.scriptIn(c.sc, unescapeC(m[2]), prog.fl, "awk pipe", textStream(unescapeC(m[1])+"\n", 0), nil, false)
+	}
 	for _, m := range rxAwkSystem.FindAllStringSubmatch(text, -1) {
 		found = true
 		c.script(unescapeC(m[1]), prog.fl, "awk system()")
 	}
 	for _, m := range rxAwkPipeTo.FindAllStringSubmatch(text, -1) {
 		found = true
+		if fed[m[1]] {
+			continue
+		}
 		// The command reads what awk prints: data, not a known script.
 		c.a.scriptIn(c.sc, unescapeC(m[1]), prog.fl, "awk pipe", unknownStream(0), nil, false)
 	}
@@ -656,6 +675,10 @@ func hFind(c *call) {
 				j++
 			}
 			inner := args[i+1 : j]
+			if len(inner) > 0 && (strings.Contains(inner[0].s, "{}") || runsFoundScript(inner)) {
+				c.a.events |= evUnknownExec
+				c.add(High, "R3 dynamic command", "find "+args[i].s+" runs the files it finds")
+			}
 			if len(inner) > 0 {
 				for _, s := range starts {
 					if _, ok := c.a.ownTarget(c.sc, s.s, true); ok {
@@ -920,3 +943,54 @@ func hEditor(c *call) {
 }
 
 var rxQuoted = regexp.MustCompile(`["']((?:\\.|[^"'\\])*)["']`)
+
+// sedReplacement returns the replacement of an s command's /pattern/repl/
+// text (delimiter first), with backreferences (& and \1) left as markers.
+func sedReplacement(s string) string {
+	if len(s) < 2 {
+		return ""
+	}
+	d := s[0]
+	part, cur := 0, strings.Builder{}
+	for i := 1; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && i+1 < len(s):
+			i++
+			if part == 1 && s[i] >= '0' && s[i] <= '9' {
+				cur.WriteString(marker("match"))
+			} else if part == 1 && s[i] == 'n' {
+				cur.WriteByte('\n')
+			} else if part == 1 {
+				cur.WriteByte(s[i])
+			}
+		case s[i] == d:
+			part++
+			if part == 2 {
+				return cur.String()
+			}
+		case part == 1 && s[i] == '&':
+			cur.WriteString(marker("match"))
+		case part == 1:
+			cur.WriteByte(s[i])
+		}
+	}
+	return cur.String()
+}
+
+// runsFoundScript reports a find -exec command that runs the found file as
+// a script: a shell or interpreter given {} as its script operand.
+func runsFoundScript(inner []field) bool {
+	name := baseName(inner[0].s)
+	if !isShellName(name) && !isInterpreterName(name) {
+		return false
+	}
+	for _, a := range inner[1:] {
+		if a.s == "-c" || a.s == "-e" {
+			return false
+		}
+		if !strings.HasPrefix(a.s, "-") {
+			return strings.Contains(a.s, "{}")
+		}
+	}
+	return false
+}

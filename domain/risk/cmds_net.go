@@ -404,6 +404,7 @@ func hScp(c *call) {
 }
 
 func hRsync(c *call) {
+	c.hiddenOptions("rsync", c.args())
 	p := getopt(c.args(), "eBfT", []string{"--rsh", "--rsync-path", "--filter", "--exclude", "--include", "--exclude-from", "--include-from",
 		"--files-from", "--temp-dir", "--backup-dir", "--suffix", "--chmod", "--chown", "--log-file", "--password-file", "--port", "--timeout", "--bwlimit"}, true)
 	if e, ok := p.val("-e", "--rsh"); ok {

@@ -658,6 +658,20 @@ sub:
 	verb := args[i].s
 	rest := args[i+1:]
 	rs := fieldStrings(rest)
+	c.hiddenOptions("git "+verb, rest)
+	switch {
+	case verb == "bisect" && len(rs) > 1 && rs[0] == "run":
+		c.run(rest[1:])
+	case verb == "submodule" && len(rs) > 1 && rs[0] == "foreach":
+		j := 1
+		for j < len(rs) && strings.HasPrefix(rs[j], "-") {
+			j++
+		}
+		if j < len(rest) {
+			text, fl := joinFields(rest[j:])
+			c.script(text, fl, "git submodule foreach")
+		}
+	}
 	for _, a := range rest {
 		if v, ok := strings.CutPrefix(a.s, "--output="); ok {
 			c.a.write(sc, field{s: v, fl: a.fl}, truncateWrite, stream{}, "git --output")
@@ -1160,6 +1174,7 @@ func hDB(c *call) {
 	for _, a := range c.args() {
 		texts = append(texts, a.s)
 	}
+	c.dbShellEscapes()
 	for _, t := range texts {
 		if m := rxDestructiveSQL.FindString(t); m != "" {
 			c.add(Dangerous, "R10 destructive", c.name+" "+strings.ToUpper(strings.Join(strings.Fields(m), " ")))

@@ -112,6 +112,14 @@ var compoundSeeds = []string{
 	"printf 'all:\\n\\treboot\\n' > Makefile",
 	"make",
 	"git commit -m x",
+	// Hidden execution in options and sub-languages (issue 12, point 2).
+	"git grep -O'kill 1' x",
+	"flock f -c 'kill 1'",
+	"chrt 10 kill 1",
+	"awk 'BEGIN{print \"kill 1\" | \"sh\"}'",
+	"sed 's/.*/kill 1/e' f",
+	"less '+!kill 1' f",
+	"sudo A=b kill 1",
 	// Beyond the analysis budget (issue 12, point 7).
 	strings.Repeat("$(", 12) + "ls" + strings.Repeat(")", 12),
 	"bash -c '" + strings.Repeat("eval ", 12) + "ls'",
