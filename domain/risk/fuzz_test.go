@@ -120,6 +120,11 @@ var compoundSeeds = []string{
 	"sed 's/.*/kill 1/e' f",
 	"less '+!kill 1' f",
 	"sudo A=b kill 1",
+	// Inline interpreter code (issue 12, point 3).
+	"python3 -c 'import os; os.kill(1, 9)'",
+	"perl -e 'kill 9, 1'",
+	"node -e 'require(\"fs\").rmSync(require(\"os\").homedir(), {recursive: true})'",
+	"python3 -c 'exec(\"import o\" + \"s\")'",
 	// Beyond the analysis budget (issue 12, point 7).
 	strings.Repeat("$(", 12) + "ls" + strings.Repeat(")", 12),
 	"bash -c '" + strings.Repeat("eval ", 12) + "ls'",
