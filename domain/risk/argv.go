@@ -152,6 +152,8 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 	}
 	secretReads := a.secretReads
 	ownHits := a.ownHits
+	writes := len(a.writes)
+	secretArg := c.secret // handlers clear it once they have said what they do with it
 	h, known := handlers[base]
 	switch {
 	case known:
@@ -176,6 +178,9 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 	if ownArg != "" && !metadataOnly[base] && base != "cd" && base != "pushd" && a.ownHits == ownHits {
 		c.add(High, "R13 secret", base+" reads "+ownArg)
 		c.out.flags |= fSecret
+	}
+	if secretArg || c.in.piped && c.in.flags&fSecret != 0 || a.secretReads > secretReads {
+		a.taintWrites(writes)
 	}
 	if c.secret && !metadataOnly[base] {
 		// A handler that read the file already named it ("R13 secret:

@@ -659,6 +659,7 @@ sub:
 	rest := args[i+1:]
 	rs := fieldStrings(rest)
 	c.hiddenOptions("git "+verb, rest)
+	c.gitStagesSecret(sc, verb, rest)
 	switch {
 	case verb == "bisect" && len(rs) > 1 && rs[0] == "run":
 		c.run(rest[1:])
@@ -750,6 +751,9 @@ sub:
 		}
 	case "push":
 		c.add(Moderate, "R11 network", "git push")
+		if c.a.secretStaged {
+			c.add(Dangerous, "R11 secret exfiltration", "git push sends secret material committed in this line")
+		}
 		for _, r := range rest {
 			if r.s == "--force" || r.s == "-f" || strings.HasPrefix(r.s, "--force-with-lease") || r.s == "--force-if-includes" || r.s == "--mirror" ||
 				r.s == "--delete" || r.s == "-d" || r.s == "--prune" || (strings.HasPrefix(r.s, "+") && len(r.s) > 1) || strings.HasPrefix(r.s, ":") && len(r.s) > 1 ||
@@ -1185,6 +1189,32 @@ func hDB(c *call) {
 		for _, a := range c.args() {
 			if strings.EqualFold(a.s, "flushall") || strings.EqualFold(a.s, "flushdb") {
 				c.add(Dangerous, "R10 destructive", "redis-cli "+strings.ToUpper(a.s))
+			}
+		}
+	}
+}
+
+// gitStagesSecret notes git add or commit taking secret material: a secret
+// file named, a file this line filled with secrets, or everything (-A, .,
+// commit -a) while the workspace holds such a file. A push later in the
+// line sends it off the host (R11).
+func (c *call) gitStagesSecret(sc *scope, verb string, rest []field) {
+	if verb != "add" && verb != "commit" && verb != "stash" {
+		return
+	}
+	for _, a := range rest {
+		if a.s == "-A" || a.s == "--all" || a.s == "." || a.s == ":/" || verb == "commit" && (a.s == "-a" || strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--") && strings.Contains(a.s, "a") && !strings.Contains(a.s, "m")) {
+			if c.a.secretInWorkspace() {
+				c.a.secretStaged = true
+			}
+			continue
+		}
+		if strings.HasPrefix(a.s, "-") {
+			continue
+		}
+		for _, p := range sc.resolvePath(a.s) {
+			if isSecretPath(p) || c.a.written[p].flags&fSecret != 0 {
+				c.a.secretStaged = true
 			}
 		}
 	}

@@ -292,6 +292,11 @@ func (a *analyzer) readTarget(sc *scope, target field) fflags {
 			a.add(High, "R13 secret", "reads "+p)
 			a.secretReads++
 			fl |= fSecret
+		case a.written[p].flags&fSecret != 0:
+			// Staged: secret material this line copied or dumped there (R11).
+			a.add(High, "R13 secret", "reads "+p+", which this line filled with secret material")
+			a.secretReads++
+			fl |= fSecret
 		case classifyDevice(p) == primaryDisk || classifyDevice(p) == otherDisk:
 			a.add(High, "R13 raw disk read", p)
 		case strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/"):

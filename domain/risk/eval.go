@@ -66,6 +66,10 @@ type analyzer struct {
 	written map[string]stream
 	// hooksDirs are directories core.hooksPath pointed git at.
 	hooksDirs []string
+	// writes lists the files written, in order (see taintWrites).
+	writes []string
+	// secretStaged is set once git add or commit took secret material.
+	secretStaged bool
 }
 
 type eventSet uint8

@@ -46,6 +46,29 @@ func (a *analyzer) recordWrite(p string, mode writeMode, content stream, via str
 		text = unknownFile
 	}
 	a.written[p] = stream{text: text, flags: fl, piped: true}
+	a.writes = append(a.writes, p)
+}
+
+// taintWrites marks the files written since the n-th write as holding
+// secret material: the command that wrote them read some (cp, tar, zip, mv
+// of a secret), so an upload of them later in the line is exfiltration.
+func (a *analyzer) taintWrites(n int) {
+	for _, p := range a.writes[n:] {
+		s := a.written[p]
+		s.flags |= fSecret
+		a.written[p] = s
+	}
+}
+
+// secretInWorkspace reports a file in the workspace that this line filled
+// with secret material: `git add -A` stages it.
+func (a *analyzer) secretInWorkspace() bool {
+	for p, s := range a.written {
+		if s.flags&fSecret != 0 && !strings.HasPrefix(p, "/") {
+			return true
+		}
+	}
+	return false
 }
 
 // writtenContent reports what this line wrote to the file named by word.
