@@ -1,5 +1,6 @@
 // Package risk classifies a shell command line by what bash would run
-// (risk-policy.md, rules R0–R20), for the agent gate of seed 002.
+// (docs/risk-policy.md, rules R0–R20; the rule ids in reasons and comments
+// refer to that file), for the agent gate of seed 002.
 //
 // The classifier is an abstract interpreter over the syntax tree of
 // mvdan.cc/sh/v3: it visits every statement that can run (both branches of
