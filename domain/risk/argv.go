@@ -79,6 +79,10 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 		t, fl := joinFields(argv)
 		return a.scriptIn(sc, t, fl, "R19 unicode", in, nil, true)
 	}
+	if isSelfExe(argv[0].s) {
+		// The shell's own executable: /proc/self/exe -c … is bash -c ….
+		argv = append([]field{{s: "/bin/bash", fl: argv[0].fl}}, argv[1:]...)
+	}
 	name := argv[0]
 	if name.fl&fDownload != 0 {
 		a.add(Forbidden, "R9e downloaded code", "command name comes from a download")

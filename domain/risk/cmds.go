@@ -17,7 +17,7 @@ var safeNames = []string{
 	"ack", "fd", "fdfind", "locate", "plocate", "mlocate", "tree", "stat", "file", "diff", "cmp", "comm", "md5sum",
 	"sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum", "shasum", "jq", "gojq",
 	"cut", "nl", "fold", "fmt", "column", "paste", "join", "expand", "unexpand", "pr", "od", "hexdump", "hd", "strings",
-	"realpath", "readlink", "pwd", "true", "false", ":", "sleep", "test", "[", "[[", "ps", "pgrep", "pidof", "top",
+	"true", "false", ":", "sleep", "test", "[", "[[", "ps", "pgrep", "pidof", "top",
 	"htop", "btop", "uname", "uptime", "df", "du", "free", "lsblk", "lscpu", "lsusb", "lspci", "lsof", "ss", "netstat",
 	"id", "whoami", "groups", "who", "w", "last", "lastlog", "printenv", "whereis", "help", "info", "apropos",
 	"whatis", "history", "tty", "seq", "yes", "expr", "bc", "dc", "factor", "numfmt", "getconf", "locale", "tput",
@@ -125,6 +125,8 @@ func init() {
 	reg(hWhich, "which", "whence")
 	reg(hType, "type")
 	reg(hBasename, "basename", "dirname")
+	reg(hPwd, "pwd")
+	reg(hRealpath, "realpath", "readlink")
 
 	registerFileHandlers(reg)
 	registerWrapperHandlers(reg)

@@ -104,7 +104,12 @@ func hShell(c *call) {
 			c.runScriptFile(field{s: c.in.file}, nil)
 			return
 		}
-		c.setOut(c.a.scriptIn(c.sc, c.in.text, c.in.flags, c.name+" reading stdin", ttyStream(), nil, false))
+		var params []string
+		if fromStdin {
+			// sh -s ARGS: the arguments are the script's $1 …
+			params = fieldStrings(rest)
+		}
+		c.setOut(c.a.scriptIn(c.sc, c.in.text, c.in.flags, c.name+" reading stdin", ttyStream(), params, false))
 		return
 	}
 	if c.opts.elevated {
@@ -220,6 +225,10 @@ func hExport(c *call) {
 func hCd(c *call) {
 	c.a.sensitive = true
 	c.add(Safe, "R15 read-only", c.name)
+	if c.name == "cd" {
+		// cd prints nothing, so $(cd ~ && pwd) is pwd's output alone.
+		c.setOut(stream{})
+	}
 	p := getopt(c.args(), "", nil, true)
 	if len(p.pos) == 0 {
 		c.sc.cwd = []string{homeDir}
@@ -229,6 +238,7 @@ func hCd(c *call) {
 	quoted := p.pos[0].fl&fQuoted != 0
 	if t == "-" {
 		c.sc.cwd = []string{marker("OLDPWD")}
+		c.setOut(unknownStream(0))
 		return
 	}
 	var cwds []string

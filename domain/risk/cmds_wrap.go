@@ -442,6 +442,8 @@ func hXargs(c *call) {
 				delim = args[i+1].s
 				i++
 			}
+		case s == "-0" || s == "--null":
+			delim = "\x00"
 		case s == "-a" || s == "--arg-file":
 			fromFile = true
 			i++
@@ -466,7 +468,11 @@ done:
 		var words []string
 		if delim != "" {
 			d := strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\0`, "\x00").Replace(delim)
-			words = strings.Split(strings.TrimSuffix(c.in.text, "\n"), d)
+			for _, w := range strings.Split(strings.TrimSuffix(c.in.text, "\n"), d) {
+				if w != "" {
+					words = append(words, w)
+				}
+			}
 		} else if replace != "" {
 			words = strings.Split(strings.TrimSuffix(c.in.text, "\n"), "\n")
 		} else {

