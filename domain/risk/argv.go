@@ -118,6 +118,18 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 		if body, ok := sc.funcs[base]; ok {
 			return a.callFunc(sc, base, body, argv[1:], in)
 		}
+		if fn, ok := a.f.lineFuncs[base]; ok && a.depth == 0 && a.callPos > fn.end {
+			if _, known := handlers[base]; !known {
+				// A part analysed alone calls a function the line defines
+				// elsewhere: it runs that body. A function that shadows a
+				// known command keeps that command's verdict (R1).
+				if sc.funcs == nil {
+					sc.funcs = map[string]*syntax.Stmt{}
+				}
+				sc.funcs[base] = fn.body
+				return a.callFunc(sc, base, fn.body, argv[1:], in)
+			}
+		}
 		if al, ok := a.aliases[base]; ok && a.depth < maxDepth {
 			a.sensitive = true
 			rest, fl := joinFields(argv[1:])

@@ -71,6 +71,7 @@ func classifyInto(f *findings, command string) {
 	case err != nil:
 		classifyUnparseable(f, src, err)
 	default:
+		f.lineFuncs = definedFuncs(stmts)
 		analyzeList(f, stmts, 0)
 	}
 	if f.overflow {
@@ -147,7 +148,7 @@ func analyzeList(f *findings, stmts []*syntax.Stmt, depth int) {
 	}
 	// Standalone runs only contribute reasons that raise the level, so the
 	// reasons explain the verdict instead of repeating it.
-	parts := findings{exp: f.exp, own: f.own}
+	parts := findings{exp: f.exp, own: f.own, lineFuncs: f.lineFuncs}
 	for i := 1; i < len(stmts) && i <= maxSplitStmts; i++ {
 		// A suffix needs its own run only after a statement that changes
 		// shell state; otherwise the longer suffix already covers it.
@@ -354,6 +355,15 @@ type findings struct {
 	textsSeen map[string]struct{}
 	// overflow is set once any analysis of the line ran out of budget.
 	overflow bool
+	// lineFuncs are the functions the line defines anywhere: a part
+	// analysed alone that calls one runs its body (see runArgv).
+	lineFuncs map[string]lineFunc
+}
+
+// lineFunc is a function the line defines, and where its definition ends.
+type lineFunc struct {
+	body *syntax.Stmt
+	end  uint
 }
 
 func (f *findings) addText(s string) {
@@ -410,6 +420,25 @@ func (f *findings) assessment() Assessment {
 	}
 	if len(out.Reasons) == 0 {
 		out.Reasons = append(out.Reasons, "R15 read-only: nothing to run")
+	}
+	return out
+}
+
+// definedFuncs collects the functions a line defines, by name.
+func definedFuncs(stmts []*syntax.Stmt) map[string]lineFunc {
+	var out map[string]lineFunc
+	for _, st := range stmts {
+		syntax.Walk(st, func(n syntax.Node) bool {
+			if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil && fd.Body != nil {
+				if out == nil {
+					out = map[string]lineFunc{}
+				}
+				if _, seen := out[fd.Name.Value]; !seen {
+					out[fd.Name.Value] = lineFunc{body: fd.Body, end: fd.End().Offset()}
+				}
+			}
+			return true
+		})
 	}
 	return out
 }

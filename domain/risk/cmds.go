@@ -31,7 +31,7 @@ var safeNames = []string{
 	"envsubst", "gettext", "ngettext", "type", "tsort", "ptx", "csvlook", "csvcut", "mlr", "xmllint", "uuidgen", "sha1",
 	"md5", "ldd", "nm", "objdump", "readelf", "size", "namei", "watch", "fuser", "pwdx", "timedatectl", "hostnamectl",
 	"localectl", "busctl", "coredumpctl", "resolvectl", "networkctl", "lslocks", "lsipc", "lsns", "lsinitramfs",
-	"dpkg-query", "apt-cache", "rpmquery", "git-lfs", "dircolors", "ip", "ifconfig", "route", "arp", "iwconfig", "iw",
+	"dpkg-query", "apt-cache", "rpmquery", "git-lfs", "dircolors", "shellcheck", "hadolint", "ip", "ifconfig", "route", "arp", "iwconfig", "iw",
 	"ethtool", "journalctl", "dmesg", "sysctl", "hostname", "date", "mount", "env",
 }
 
@@ -45,7 +45,7 @@ var moderateNames = []string{
 	"vitest", "mocha", "cmake", "ninja", "meson", "gradle", "gradlew", "mvn", "ant", "sbt", "bazel", "bazelisk", "buck",
 	"gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "as", "javac", "java", "kotlinc", "scalac", "dotnet", "swift",
 	"swiftc", "zig", "nim", "ghc", "cabal", "stack", "dune", "opam", "mix", "elixir", "erl", "rebar3", "julia", "R",
-	"gofmt", "goimports", "golangci-lint", "staticcheck", "shellcheck", "shfmt", "hadolint", "terraform-docs", "tflint",
+	"gofmt", "goimports", "golangci-lint", "staticcheck", "shfmt", "terraform-docs", "tflint",
 	"rustfmt", "clippy-driver", "bundle", "rake", "rspec", "composer", "phpunit", "poetry", "pipenv", "uv", "hatch", "pdm",
 	"virtualenv", "conda", "mamba", "pre-commit", "direnv", "asdf", "mise", "nvm", "pyenv", "rbenv", "rustup", "sdk",
 	"openssl", "gpg", "gpg2", "ssh-keygen", "ssh-add", "ssh-agent", "age", "sqlite3", "duckdb", "jupyter", "ipython",
@@ -135,6 +135,7 @@ func init() {
 	registerNetHandlers(reg)
 	registerDevHandlers(reg)
 	registerHiddenExecHandlers(reg)
+	registerCloudHandlers(reg)
 }
 
 // firstSub returns the first argument that is not an option, and its index.

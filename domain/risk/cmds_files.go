@@ -835,7 +835,7 @@ func hSplit(c *call) {
 func hFormatter(c *call) {
 	for _, a := range c.args() {
 		switch a.s {
-		case "-w", "--write", "-i", "--in-place", "fix":
+		case "-w", "--write", "-i", "--in-place", "fix", "--fix", "--unsafe-fixes":
 			c.add(Moderate, "R14 workspace change", c.name+" "+a.s)
 			return
 		}

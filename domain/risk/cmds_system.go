@@ -195,6 +195,11 @@ func hPkgManager(c *call) {
 		c.add(Safe, "R15 read-only", c.name+" "+verb)
 		return
 	}
+	if (c.name == "apt-get" || c.name == "apt") && hasArg(c.args(), "-s", "--simulate", "--dry-run", "--just-print", "--no-act", "--recon") ||
+		(c.name == "dnf" || c.name == "yum") && hasArg(c.args(), "--assumeno") {
+		c.add(Safe, "R15 read-only", c.name+" "+verb+" simulated")
+		return
+	}
 	if verb == "update" && (c.name == "apt" || c.name == "apt-get") || verb == "makecache" || verb == "fetch" {
 		c.add(High, "R13 package manager", c.name+" "+verb+" refreshes system package lists")
 		return
@@ -216,6 +221,10 @@ func hPip(c *call) {
 	case "download", "wheel", "hash":
 		c.add(Moderate, "R11 network", c.name+" "+verb)
 	case "install", "uninstall", "sync", "add", "remove", "tool", "run", "pip":
+		if verb == "install" && p.has("--dry-run") {
+			c.add(Moderate, "R11 network", c.name+" install --dry-run resolves packages")
+			return
+		}
 		prog := c.argv[0].s
 		switch {
 		case c.name == "uv" && (verb == "add" || verb == "remove" || verb == "sync" || verb == "run" || verb == "pip" && !hasArg(c.args(), "--system")):
@@ -236,6 +245,12 @@ func hNpm(c *call) {
 	verb, idx := firstSub(args)
 	switch verb {
 	case "", "ls", "list", "ll", "la", "view", "info", "show", "outdated", "search", "whoami", "help", "--version", "-v", "audit", "why", "explain", "doctor", "root", "prefix", "bin", "pm":
+		switch verb {
+		case "outdated", "view", "info", "show", "search", "audit", "whoami", "doctor":
+			// These ask the registry (R11).
+			c.add(Moderate, "R11 network", c.name+" "+verb+" asks the registry")
+			return
+		}
 		if verb == "pm" {
 			c.add(Moderate, "R14 project code", c.name+" pm")
 			return
@@ -754,6 +769,10 @@ sub:
 		if c.a.secretStaged {
 			c.add(Dangerous, "R11 secret exfiltration", "git push sends secret material committed in this line")
 		}
+		if hasArg(rest, "--dry-run") || hasShortFlag(rest, "n") {
+			// Only says what it would push.
+			break
+		}
 		for _, r := range rest {
 			if r.s == "--force" || r.s == "-f" || strings.HasPrefix(r.s, "--force-with-lease") || r.s == "--force-if-includes" || r.s == "--mirror" ||
 				r.s == "--delete" || r.s == "-d" || r.s == "--prune" || (strings.HasPrefix(r.s, "+") && len(r.s) > 1) || strings.HasPrefix(r.s, ":") && len(r.s) > 1 ||
@@ -1059,6 +1078,12 @@ func hKubectl(c *call) {
 	if len(p.pos) > 1 {
 		obj = p.pos[1].s
 	}
+	if slices.ContainsFunc(args, func(f field) bool {
+		return f.s == "--dry-run" || strings.HasPrefix(f.s, "--dry-run=") && f.s != "--dry-run=none"
+	}) {
+		c.add(Safe, "R15 read-only", "kubectl "+verb+" --dry-run changes nothing")
+		return
+	}
 	switch verb {
 	case "get", "describe", "logs", "top", "version", "explain", "api-resources", "api-versions", "cluster-info", "auth", "diff", "events", "wait", "":
 		c.add(Safe, "R15 read-only", "kubectl "+verb)
@@ -1094,6 +1119,12 @@ func hKubectl(c *call) {
 
 func hHelm(c *call) {
 	verb, _ := firstSub(c.args())
+	if (verb == "install" || verb == "upgrade") && slices.ContainsFunc(c.args(), func(f field) bool {
+		return f.s == "--dry-run" || strings.HasPrefix(f.s, "--dry-run=")
+	}) {
+		c.add(Safe, "R15 read-only", "helm "+verb+" --dry-run changes nothing")
+		return
+	}
 	switch verb {
 	case "list", "ls", "status", "get", "history", "show", "search", "template", "version", "env", "lint", "dependency", "verify", "":
 		c.add(Safe, "R15 read-only", "helm "+verb)

@@ -70,6 +70,10 @@ type analyzer struct {
 	writes []string
 	// secretStaged is set once git add or commit took secret material.
 	secretStaged bool
+	// callPos is the offset of the simple command being classified in the
+	// line's text (valid at depth 0): a function the line defines applies
+	// only after its definition.
+	callPos uint
 }
 
 type eventSet uint8
@@ -481,14 +485,45 @@ func (a *analyzer) funcDecl(sc *scope, c *syntax.FuncDecl) {
 			a.add(Forbidden, "R9d fork bomb", "function "+n.Value+" recursively starts copies of itself")
 		}
 	}
-	// R9h: a definition persists in the PTY, so its body counts even if this
-	// line never calls it.
+	// A function that is never called runs nothing, so its body adds
+	// nothing, with two exceptions (R9h): a definition persists in a
+	// terminal, so one that shadows a known command counts in full (the
+	// next `ls` typed runs it), and a forbidden body counts anyway.
 	if c.Body != nil && a.calls < maxCallDepth {
-		a.calls++
+		shadows := false
+		for _, n := range names {
+			if _, ok := handlers[n.Value]; ok {
+				shadows = true
+			}
+		}
 		body := sc.clone()
 		body.params = nil
-		a.stmt(body, c.Body, ttyStream())
+		a.calls++
+		if shadows {
+			a.stmt(body, c.Body, ttyStream())
+		} else {
+			tmp := findings{exp: a.f.exp, own: a.f.own, lineFuncs: a.f.lineFuncs}
+			sub := newAnalyzer(&tmp)
+			sub.calls, sub.depth, sub.steps = a.calls, a.depth, a.steps
+			sub.stmt(body, c.Body, ttyStream())
+			sub.finish()
+			a.steps = sub.steps
+			for _, r := range tmp.reasons {
+				if r.level == Forbidden {
+					a.add(r.level, r.text, "")
+				}
+			}
+			for _, t := range tmp.texts {
+				a.f.addText(t)
+			}
+			if tmp.overflow {
+				a.f.overflow = true
+			}
+		}
 		a.calls--
+	}
+	for _, n := range names {
+		a.add(Safe, "R15 read-only", "defines function "+n.Value)
 	}
 }
 
@@ -683,10 +718,12 @@ func (a *analyzer) callExpr(sc *scope, c *syntax.CallExpr, in stream) stream {
 		return stream{}
 	}
 	var out stream
+	pos := c.Pos().Offset()
 	for _, v := range a.expandCall(sc, c) {
 		if a.overflow {
 			break
 		}
+		a.callPos = pos
 		o := a.runArgv(v.sc, v.argv, v.env, in, callOpts{})
 		out = concat(out, o)
 		// Builtins such as cd change the shell itself; carry that back.

@@ -136,6 +136,11 @@ var compoundSeeds = []string{
 	"rm -rf \"$(pwd)\"",
 	"sh -s -- /",
 	"/proc/self/exe -c 'kill 1'",
+	// Ordinary work (issue 12, point 9).
+	"build() { make; }",
+	"build",
+	"gh pr view 1",
+	"git push -n -f",
 	// Beyond the analysis budget (issue 12, point 7).
 	strings.Repeat("$(", 12) + "ls" + strings.Repeat(")", 12),
 	"bash -c '" + strings.Repeat("eval ", 12) + "ls'",
@@ -195,6 +200,11 @@ func checkCompound(t *testing.T, a, b string) {
 			continue
 		}
 		require.GreaterOrEqual(t, got.Level, la, "%q (%v) must be at least %q alone (%v); reasons %q", joined, got.Level, a, la, got.Reasons)
+		if callsFunctionOf(a, b) {
+			// The one exception to R1: b calls a function a defines, which
+			// runs its body instead of an unknown executable.
+			continue
+		}
 		require.GreaterOrEqual(t, got.Level, lb, "%q (%v) must be at least %q alone (%v); reasons %q", joined, got.Level, b, lb, got.Reasons)
 	}
 }
@@ -246,4 +256,29 @@ func FuzzClassify(f *testing.F) {
 		}
 		checkCompound(t, a, b)
 	})
+}
+
+// callsFunctionOf reports b running a command that is a function a defines
+// and not a command the classifier knows.
+func callsFunctionOf(a, b string) bool {
+	fa, err := parseScript(a)
+	if err != nil {
+		return false
+	}
+	fns := definedFuncs(fa.Stmts)
+	fb, err := parseScript(b)
+	if err != nil || len(fns) == 0 {
+		return false
+	}
+	found := false
+	syntax.Walk(fb, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+			name := c.Args[0].Lit()
+			if _, known := handlers[name]; fns[name].body != nil && !known {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
