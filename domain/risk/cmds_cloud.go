@@ -1,9 +1,14 @@
 package risk
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 func registerCloudHandlers(reg func(func(*call), ...string)) {
 	reg(hGh, "gh")
+	reg(hTerraform, "terraform", "tofu", "terragrunt")
+	reg(hCloud, "aws", "gcloud", "az", "gsutil", "doctl")
 }
 
 // ghReads are gh verbs that only ask: read-only queries, like kubectl get.
@@ -57,5 +62,68 @@ func hGh(c *call) {
 		c.add(Moderate, "R11 network", "gh "+group+" "+verb)
 	default:
 		c.add(High, "R11 upload", "gh "+group+" "+verb+" acts on the remote with the user's credentials")
+	}
+}
+
+func hTerraform(c *call) {
+	verb, idx := firstSub(c.args())
+	var rest []field
+	if idx >= 0 {
+		rest = c.args()[idx+1:]
+	}
+	switch verb {
+	case "destroy":
+		c.add(Dangerous, "R10 cloud resources", c.name+" destroy")
+	case "apply":
+		if hasArg(rest, "-destroy", "--destroy") {
+			c.add(Dangerous, "R10 cloud resources", c.name+" apply -destroy")
+			return
+		}
+		c.add(High, "R13 infrastructure change", c.name+" apply")
+	case "state":
+		if len(rest) > 0 && (rest[0].s == "rm" || rest[0].s == "push" || rest[0].s == "replace-provider") {
+			c.add(Dangerous, "R10 cloud resources", c.name+" state "+rest[0].s)
+			return
+		}
+		c.add(Moderate, "R11 network", c.name+" state")
+	case "plan", "init", "refresh", "output", "providers", "get", "graph", "show", "console":
+		c.add(Moderate, "R11 network", c.name+" "+verb)
+	case "validate", "fmt", "version", "":
+		c.add(Safe, "R15 read-only", c.name+" "+verb)
+	default:
+		c.add(High, "R13 infrastructure change", c.name+" "+verb)
+	}
+}
+
+var rxCloudDelete = regexp.MustCompile(`^(delete|remove|destroy|terminate|rb|rm|purge|deregister|drop)`)
+
+func hCloud(c *call) {
+	args := fieldStrings(getopt(c.args(), "", []string{"--profile", "--region", "--project", "--output", "--zone", "--subscription", "--resource-group", "-g"}, true).pos)
+	joined := " " + strings.Join(fieldStrings(c.args()), " ") + " "
+	destructive, readOnly, upload := false, false, false
+	for _, a := range args {
+		switch {
+		case rxCloudDelete.MatchString(a) || strings.Contains(a, "terminate-") || strings.Contains(a, "delete-"):
+			destructive = true
+		case strings.HasPrefix(a, "describe") || strings.HasPrefix(a, "list") || strings.HasPrefix(a, "get-") || a == "get" || a == "ls" || a == "show" || a == "whoami" || a == "info" || a == "--version" || a == "version":
+			readOnly = true
+		case a == "cp" || a == "sync" || a == "mv" || a == "rsync":
+			upload = true
+		}
+	}
+	switch {
+	case destructive && (strings.Contains(joined, " --recursive ") || strings.Contains(joined, " -r ") || strings.Contains(joined, " --force ") || !strings.Contains(joined, " s3 rm ")):
+		c.add(Dangerous, "R10 cloud resources", c.name+" deletes resources")
+	case destructive:
+		c.add(High, "R13 delete", c.name+" deletes an object")
+	case upload:
+		c.add(High, "R11 upload", c.name+" copies data")
+		if c.secret {
+			c.add(Dangerous, "R11 secret exfiltration", c.name+" uploads secret material")
+		}
+	case readOnly:
+		c.add(Moderate, "R11 network", c.name+" query")
+	default:
+		c.add(High, "R13 infrastructure change", c.name)
 	}
 }

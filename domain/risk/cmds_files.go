@@ -30,8 +30,8 @@ func registerFileHandlers(reg func(func(*call), ...string)) {
 	reg(hCompress, "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "pigz")
 	reg(hDisk, "mkfs", "mke2fs", "mkswap", "wipefs", "parted", "fdisk", "sfdisk", "gdisk", "sgdisk", "cfdisk",
 		"blkdiscard", "hdparm", "badblocks", "pvcreate", "vgcreate", "lvremove", "vgremove", "pvremove", "mdadm", "zpool",
-		"partprobe", "sgdisk", "dumpe2fs", "debugfs")
-	reg(hEditor, "vi", "vim", "nvim", "view", "nano", "pico", "emacs", "micro", "joe", "mcedit", "hx", "helix", "kak", "ne", "ed", "ex", "code", "subl")
+		"partprobe", "dumpe2fs", "debugfs")
+	reg(hEditor, "vi", "vim", "nvim", "view", "nano", "pico", "emacs", "micro", "joe", "mcedit", "hx", "helix", "kak", "ne", "code", "subl")
 	reg(hSplit, "split", "csplit")
 	reg(hFormatter, "gofmt", "goimports", "shfmt", "rustfmt", "black", "prettier", "ruff")
 	for _, fs := range []string{"ext2", "ext3", "ext4", "xfs", "btrfs", "vfat", "fat", "ntfs", "exfat", "f2fs", "minix", "msdos", "bfs", "cramfs", "jfs", "reiserfs"} {

@@ -22,7 +22,7 @@ func registerShellHandlers(reg func(func(*call), ...string)) {
 	reg(hCd, "cd", "pushd")
 	reg(hPopd, "popd")
 	reg(hInterp, "python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php", "lua", "luajit",
-		"Rscript", "tclsh", "deno", "bun", "irb", "jshell", "groovy", "julia", "osascript")
+		"Rscript", "tclsh", "deno", "irb", "jshell", "groovy", "julia", "osascript")
 	for _, v := range []string{"3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"} {
 		reg(hInterp, "python"+v)
 	}

@@ -28,3 +28,15 @@ func TestHandlerNamesAreSortedAndUnique(t *testing.T) {
 		require.Less(t, names[i-1], names[i])
 	}
 }
+
+// Every command name is registered by exactly one family: building the
+// registry again panics on none of them, and a second registration of a
+// name panics.
+func TestEachCommandIsRegisteredOnce(t *testing.T) {
+	require.NotPanics(t, func() { buildRegistry() })
+	r := registry{}
+	r.add(levelHandler(Safe, "R15 read-only"), "x")
+	require.PanicsWithValue(t, `risk: command "x" is registered twice`, func() {
+		r.add(levelHandler(High, "R20 unknown executable"), "x")
+	})
+}
