@@ -42,11 +42,6 @@ func (c *call) gitConfigValue(key string, val field) {
 	}
 }
 
-var gitSafe = []string{"status", "log", "diff", "show", "blame", "shortlog", "describe", "rev-parse", "rev-list", "ls-files",
-	"ls-tree", "cat-file", "grep", "whatchanged", "help", "version", "check-ignore", "check-attr", "for-each-ref", "name-rev", "var",
-	"cherry", "count-objects", "show-ref", "merge-base", "diff-tree", "diff-files", "diff-index", "range-diff", "verify-commit",
-	"verify-tag", "show-branch", "reflog", "annotate", "fsck", "check-ref-format", "instaweb-status", "bugreport", "config-list", "format-patch", "request-pull", "archive", "bundle", "notes", "worktree-list", "lfs", "submodule-status"}
-
 func hGit(c *call) {
 	args := c.args()
 	sc := c.sc
@@ -114,135 +109,10 @@ sub:
 			c.script(v, a.fl, "git ext:: transport")
 		}
 	}
-	switch verb {
-	case "branch":
-		switch {
-		case hasArg(rest, "-D") || hasArg(rest, "--delete") && hasArg(rest, "--force", "-f"):
-			c.add(High, "R13 git branch -D", "git branch -D")
-		case len(rest) == 0 || hasArg(rest, "-a", "-r", "-l", "--list", "-v", "-vv", "--show-current", "--contains", "--merged", "--no-merged", "--all", "--remotes"):
-			c.add(Safe, "R15 read-only", "git branch listing")
-		default:
-			c.add(Moderate, "R14 git write", "git branch")
-		}
-	case "tag":
-		if len(rest) == 0 || hasArg(rest, "-l", "--list", "-n", "--contains", "--points-at") {
-			c.add(Safe, "R15 read-only", "git tag -l")
-		} else {
-			c.add(Moderate, "R14 git write", "git tag")
-		}
-	case "stash":
-		switch {
-		case len(rest) > 0 && (rs[0] == "list" || rs[0] == "show"):
-			c.add(Safe, "R15 read-only", "git stash "+rs[0])
-		case len(rest) > 0 && (rs[0] == "drop" || rs[0] == "clear"):
-			c.add(High, "R13 git stash drop", "git stash "+rs[0]+" loses work")
-		default:
-			c.add(Moderate, "R14 git write", "git stash")
-		}
-	case "remote":
-		if len(rest) == 0 || rs[0] == "-v" || rs[0] == "show" || rs[0] == "get-url" || rs[0] == "--verbose" {
-			c.add(Safe, "R15 read-only", "git remote -v")
-		} else {
-			c.add(Moderate, "R14 git write", "git remote")
-		}
-	case "config":
-		c.gitConfig(rest)
-	case "reset":
-		c.add(Moderate, "R14 git write", "git reset")
-		if hasArg(rest, "--hard", "--merge") {
-			c.add(Dangerous, "R10 git destroys work", "git reset --hard")
-		}
-	case "clean":
-		c.add(Moderate, "R14 git write", "git clean")
-		if hasShortFlag(rest, "f") || hasArg(rest, "--force") {
-			if hasShortFlag(rest, "n") || hasArg(rest, "--dry-run") {
-				c.add(Safe, "R15 read-only", "git clean -n")
-			} else {
-				c.add(Dangerous, "R10 git destroys work", "git clean -f")
-			}
-		}
-	case "checkout":
-		c.add(Moderate, "R14 git write", "git checkout")
-		if hasArg(rest, "--", ".", "-f", "--force", "--theirs", "--ours", "-p", "--patch") || slices.ContainsFunc(rest, func(f field) bool { return f.s == "." || f.s == "*" || f.s == ":/" }) {
-			c.add(Dangerous, "R10 git destroys work", "git checkout discards local changes")
-		}
-	case "restore":
-		c.add(Moderate, "R14 git write", "git restore")
-		if !hasArg(rest, "--staged", "-S") || hasArg(rest, "--worktree", "-W") {
-			c.add(Dangerous, "R10 git destroys work", "git restore discards local changes")
-		}
-	case "switch":
-		c.add(Moderate, "R14 git write", "git switch")
-		if hasArg(rest, "--discard-changes", "-f", "--force", "-C") {
-			c.add(Dangerous, "R10 git destroys work", "git switch --discard-changes")
-		}
-	case "push":
-		c.add(Moderate, "R11 network", "git push")
-		if c.a.secretStaged {
-			c.add(Dangerous, "R11 secret exfiltration", "git push sends secret material committed in this line")
-		}
-		if hasArg(rest, "--dry-run") || hasShortFlag(rest, "n") {
-			// Only says what it would push.
-			break
-		}
-		for _, r := range rest {
-			if r.s == "--force" || r.s == "-f" || strings.HasPrefix(r.s, "--force-with-lease") || r.s == "--force-if-includes" || r.s == "--mirror" ||
-				r.s == "--delete" || r.s == "-d" || r.s == "--prune" || (strings.HasPrefix(r.s, "+") && len(r.s) > 1) || strings.HasPrefix(r.s, ":") && len(r.s) > 1 ||
-				(len(r.s) > 1 && r.s[0] == '-' && r.s[1] != '-' && strings.Contains(r.s, "f")) {
-				c.add(Dangerous, "R10 git destroys work", "git push "+r.s)
-			}
-		}
-	case "fetch", "pull", "clone", "ls-remote", "submodule":
-		c.add(Moderate, "R11 network", "git "+verb)
-		if verb == "clone" || verb == "fetch" || verb == "pull" {
-			for j, a := range rest {
-				if (a.s == "-c" || a.s == "--config") && j+1 < len(rest) {
-					k, v, _ := strings.Cut(rest[j+1].s, "=")
-					c.gitConfigValue(k, field{s: v, fl: rest[j+1].fl})
-				}
-				if (a.s == "-u" || a.s == "--upload-pack") && j+1 < len(rest) {
-					c.script(rest[j+1].s, rest[j+1].fl, "git --upload-pack")
-				}
-			}
-		}
-	case "send-email", "daemon", "instaweb":
-		c.add(High, "R11 upload", "git "+verb)
-	case "filter-branch", "filter-repo":
-		c.add(Moderate, "R14 git write", "git "+verb)
-		c.add(Dangerous, "R10 git destroys work", "git "+verb+" rewrites history")
-	case "update-ref":
-		c.add(Moderate, "R14 git write", "git update-ref")
-		if hasArg(rest, "-d") {
-			c.add(High, "R13 git branch -D", "git update-ref -d")
-		}
-	case "gc", "prune":
-		c.add(Moderate, "R14 git write", "git "+verb)
-		if slices.ContainsFunc(rest, func(f field) bool { return strings.HasPrefix(f.s, "--prune=now") || f.s == "--expire=now" }) || verb == "prune" {
-			c.add(High, "R13 git gc", "git "+verb+" drops unreachable objects")
-		}
-	case "worktree":
-		if len(rs) > 0 && rs[0] == "list" {
-			c.add(Safe, "R15 read-only", "git worktree list")
-		} else {
-			c.add(Moderate, "R14 git write", "git worktree")
-		}
-		if len(rs) > 0 && rs[0] == "remove" && hasArg(rest, "--force", "-f") {
-			c.add(Dangerous, "R10 git destroys work", "git worktree remove --force")
-		}
-	case "rm":
-		c.add(Moderate, "R14 git write", "git rm")
-		if hasShortFlag(rest, "f") || hasArg(rest, "--force") {
-			c.add(High, "R13 delete", "git rm -f")
-		}
-	case "add", "commit", "merge", "rebase", "cherry-pick", "revert", "mv", "init", "am", "apply", "bisect", "notes", "sparse-checkout",
-		"maintenance", "replace", "rerere", "mergetool", "difftool", "citool", "gui", "commit-tree", "read-tree", "write-tree", "hash-object", "update-index", "symbolic-ref":
-		c.add(Moderate, "R14 git write", "git "+verb)
-	default:
-		if slices.Contains(gitSafe, verb) {
-			c.add(Safe, "R15 read-only", "git "+verb)
-		} else {
-			c.add(High, "R20 unknown executable", "git "+verb+" is an alias or an external git command")
-		}
+	if h, ok := gitVerbs[verb]; ok {
+		h(c, gitArgs{sc: sc, verb: verb, rest: rest, rs: rs})
+	} else {
+		c.add(High, "R20 unknown executable", "git "+verb+" is an alias or an external git command")
 	}
 	c.runGitHooks(verb)
 	if verb == "log" || verb == "show" || verb == "diff" || verb == "grep" {
@@ -317,4 +187,299 @@ func (c *call) gitStagesSecret(sc *scope, verb string, rest []field) {
 			}
 		}
 	}
+}
+
+// gitArgs is one git subcommand being classified: its name, its
+// arguments, and the scope git -C chose.
+type gitArgs struct {
+	sc   *scope
+	verb string
+	rest []field
+	rs   []string
+}
+
+// gitVerbs classifies git's subcommands, one entry per name. A name not in
+// the table is an alias or an external git-<name> command (R20).
+var gitVerbs = map[string]func(*call, gitArgs){
+	"branch":           gitVerbBranch,
+	"tag":              gitVerbTag,
+	"stash":            gitVerbStash,
+	"remote":           gitVerbRemote,
+	"config":           gitVerbConfig,
+	"reset":            gitVerbReset,
+	"clean":            gitVerbClean,
+	"checkout":         gitVerbCheckout,
+	"restore":          gitVerbRestore,
+	"switch":           gitVerbSwitch,
+	"push":             gitVerbPush,
+	"fetch":            gitVerbFetch,
+	"pull":             gitVerbFetch,
+	"clone":            gitVerbFetch,
+	"ls-remote":        gitVerbFetch,
+	"submodule":        gitVerbFetch,
+	"send-email":       gitVerbSendEmail,
+	"daemon":           gitVerbSendEmail,
+	"instaweb":         gitVerbSendEmail,
+	"filter-branch":    gitVerbFilterBranch,
+	"filter-repo":      gitVerbFilterBranch,
+	"update-ref":       gitVerbUpdateRef,
+	"gc":               gitVerbGc,
+	"prune":            gitVerbGc,
+	"worktree":         gitVerbWorktree,
+	"rm":               gitVerbRm,
+	"add":              gitVerbWrite,
+	"commit":           gitVerbWrite,
+	"merge":            gitVerbWrite,
+	"rebase":           gitVerbWrite,
+	"cherry-pick":      gitVerbWrite,
+	"revert":           gitVerbWrite,
+	"mv":               gitVerbWrite,
+	"init":             gitVerbWrite,
+	"am":               gitVerbWrite,
+	"apply":            gitVerbWrite,
+	"bisect":           gitVerbWrite,
+	"notes":            gitVerbWrite,
+	"sparse-checkout":  gitVerbWrite,
+	"maintenance":      gitVerbWrite,
+	"replace":          gitVerbWrite,
+	"rerere":           gitVerbWrite,
+	"mergetool":        gitVerbWrite,
+	"difftool":         gitVerbWrite,
+	"citool":           gitVerbWrite,
+	"gui":              gitVerbWrite,
+	"commit-tree":      gitVerbWrite,
+	"read-tree":        gitVerbWrite,
+	"write-tree":       gitVerbWrite,
+	"hash-object":      gitVerbWrite,
+	"update-index":     gitVerbWrite,
+	"symbolic-ref":     gitVerbWrite,
+	"status":           gitVerbReadOnly,
+	"log":              gitVerbReadOnly,
+	"diff":             gitVerbReadOnly,
+	"show":             gitVerbReadOnly,
+	"blame":            gitVerbReadOnly,
+	"shortlog":         gitVerbReadOnly,
+	"describe":         gitVerbReadOnly,
+	"rev-parse":        gitVerbReadOnly,
+	"rev-list":         gitVerbReadOnly,
+	"ls-files":         gitVerbReadOnly,
+	"ls-tree":          gitVerbReadOnly,
+	"cat-file":         gitVerbReadOnly,
+	"grep":             gitVerbReadOnly,
+	"whatchanged":      gitVerbReadOnly,
+	"help":             gitVerbReadOnly,
+	"version":          gitVerbReadOnly,
+	"check-ignore":     gitVerbReadOnly,
+	"check-attr":       gitVerbReadOnly,
+	"for-each-ref":     gitVerbReadOnly,
+	"name-rev":         gitVerbReadOnly,
+	"var":              gitVerbReadOnly,
+	"cherry":           gitVerbReadOnly,
+	"count-objects":    gitVerbReadOnly,
+	"show-ref":         gitVerbReadOnly,
+	"merge-base":       gitVerbReadOnly,
+	"diff-tree":        gitVerbReadOnly,
+	"diff-files":       gitVerbReadOnly,
+	"diff-index":       gitVerbReadOnly,
+	"range-diff":       gitVerbReadOnly,
+	"verify-commit":    gitVerbReadOnly,
+	"verify-tag":       gitVerbReadOnly,
+	"show-branch":      gitVerbReadOnly,
+	"reflog":           gitVerbReadOnly,
+	"annotate":         gitVerbReadOnly,
+	"fsck":             gitVerbReadOnly,
+	"check-ref-format": gitVerbReadOnly,
+	"instaweb-status":  gitVerbReadOnly,
+	"bugreport":        gitVerbReadOnly,
+	"config-list":      gitVerbReadOnly,
+	"format-patch":     gitVerbReadOnly,
+	"request-pull":     gitVerbReadOnly,
+	"archive":          gitVerbReadOnly,
+	"bundle":           gitVerbReadOnly,
+	"worktree-list":    gitVerbReadOnly,
+	"lfs":              gitVerbReadOnly,
+	"submodule-status": gitVerbReadOnly,
+}
+
+// gitVerbReadOnly: subcommands that only read (R15).
+func gitVerbReadOnly(c *call, g gitArgs) {
+	c.add(Safe, "R15 read-only", "git "+g.verb)
+}
+
+func gitVerbBranch(c *call, g gitArgs) {
+	rest := g.rest
+	switch {
+	case hasArg(rest, "-D") || hasArg(rest, "--delete") && hasArg(rest, "--force", "-f"):
+		c.add(High, "R13 git branch -D", "git branch -D")
+	case len(rest) == 0 || hasArg(rest, "-a", "-r", "-l", "--list", "-v", "-vv", "--show-current", "--contains", "--merged", "--no-merged", "--all", "--remotes"):
+		c.add(Safe, "R15 read-only", "git branch listing")
+	default:
+		c.add(Moderate, "R14 git write", "git branch")
+	}
+}
+
+func gitVerbTag(c *call, g gitArgs) {
+	rest := g.rest
+	if len(rest) == 0 || hasArg(rest, "-l", "--list", "-n", "--contains", "--points-at") {
+		c.add(Safe, "R15 read-only", "git tag -l")
+	} else {
+		c.add(Moderate, "R14 git write", "git tag")
+	}
+}
+
+func gitVerbStash(c *call, g gitArgs) {
+	rest, rs := g.rest, g.rs
+	switch {
+	case len(rest) > 0 && (rs[0] == "list" || rs[0] == "show"):
+		c.add(Safe, "R15 read-only", "git stash "+rs[0])
+	case len(rest) > 0 && (rs[0] == "drop" || rs[0] == "clear"):
+		c.add(High, "R13 git stash drop", "git stash "+rs[0]+" loses work")
+	default:
+		c.add(Moderate, "R14 git write", "git stash")
+	}
+}
+
+func gitVerbRemote(c *call, g gitArgs) {
+	rest, rs := g.rest, g.rs
+	if len(rest) == 0 || rs[0] == "-v" || rs[0] == "show" || rs[0] == "get-url" || rs[0] == "--verbose" {
+		c.add(Safe, "R15 read-only", "git remote -v")
+	} else {
+		c.add(Moderate, "R14 git write", "git remote")
+	}
+}
+
+func gitVerbConfig(c *call, g gitArgs) {
+	rest := g.rest
+	c.gitConfig(rest)
+}
+
+func gitVerbReset(c *call, g gitArgs) {
+	rest := g.rest
+	c.add(Moderate, "R14 git write", "git reset")
+	if hasArg(rest, "--hard", "--merge") {
+		c.add(Dangerous, "R10 git destroys work", "git reset --hard")
+	}
+}
+
+func gitVerbClean(c *call, g gitArgs) {
+	rest := g.rest
+	c.add(Moderate, "R14 git write", "git clean")
+	if hasShortFlag(rest, "f") || hasArg(rest, "--force") {
+		if hasShortFlag(rest, "n") || hasArg(rest, "--dry-run") {
+			c.add(Safe, "R15 read-only", "git clean -n")
+		} else {
+			c.add(Dangerous, "R10 git destroys work", "git clean -f")
+		}
+	}
+}
+
+func gitVerbCheckout(c *call, g gitArgs) {
+	rest := g.rest
+	c.add(Moderate, "R14 git write", "git checkout")
+	if hasArg(rest, "--", ".", "-f", "--force", "--theirs", "--ours", "-p", "--patch") || slices.ContainsFunc(rest, func(f field) bool { return f.s == "." || f.s == "*" || f.s == ":/" }) {
+		c.add(Dangerous, "R10 git destroys work", "git checkout discards local changes")
+	}
+}
+
+func gitVerbRestore(c *call, g gitArgs) {
+	rest := g.rest
+	c.add(Moderate, "R14 git write", "git restore")
+	if !hasArg(rest, "--staged", "-S") || hasArg(rest, "--worktree", "-W") {
+		c.add(Dangerous, "R10 git destroys work", "git restore discards local changes")
+	}
+}
+
+func gitVerbSwitch(c *call, g gitArgs) {
+	rest := g.rest
+	c.add(Moderate, "R14 git write", "git switch")
+	if hasArg(rest, "--discard-changes", "-f", "--force", "-C") {
+		c.add(Dangerous, "R10 git destroys work", "git switch --discard-changes")
+	}
+}
+
+func gitVerbPush(c *call, g gitArgs) {
+	rest := g.rest
+	c.add(Moderate, "R11 network", "git push")
+	if c.a.secretStaged {
+		c.add(Dangerous, "R11 secret exfiltration", "git push sends secret material committed in this line")
+	}
+	if hasArg(rest, "--dry-run") || hasShortFlag(rest, "n") {
+		// Only says what it would push.
+		return
+	}
+	for _, r := range rest {
+		if r.s == "--force" || r.s == "-f" || strings.HasPrefix(r.s, "--force-with-lease") || r.s == "--force-if-includes" || r.s == "--mirror" ||
+			r.s == "--delete" || r.s == "-d" || r.s == "--prune" || (strings.HasPrefix(r.s, "+") && len(r.s) > 1) || strings.HasPrefix(r.s, ":") && len(r.s) > 1 ||
+			(len(r.s) > 1 && r.s[0] == '-' && r.s[1] != '-' && strings.Contains(r.s, "f")) {
+			c.add(Dangerous, "R10 git destroys work", "git push "+r.s)
+		}
+	}
+}
+
+func gitVerbFetch(c *call, g gitArgs) {
+	verb, rest := g.verb, g.rest
+	c.add(Moderate, "R11 network", "git "+verb)
+	if verb == "clone" || verb == "fetch" || verb == "pull" {
+		for j, a := range rest {
+			if (a.s == "-c" || a.s == "--config") && j+1 < len(rest) {
+				k, v, _ := strings.Cut(rest[j+1].s, "=")
+				c.gitConfigValue(k, field{s: v, fl: rest[j+1].fl})
+			}
+			if (a.s == "-u" || a.s == "--upload-pack") && j+1 < len(rest) {
+				c.script(rest[j+1].s, rest[j+1].fl, "git --upload-pack")
+			}
+		}
+	}
+}
+
+func gitVerbSendEmail(c *call, g gitArgs) {
+	verb := g.verb
+	c.add(High, "R11 upload", "git "+verb)
+}
+
+func gitVerbFilterBranch(c *call, g gitArgs) {
+	verb := g.verb
+	c.add(Moderate, "R14 git write", "git "+verb)
+	c.add(Dangerous, "R10 git destroys work", "git "+verb+" rewrites history")
+}
+
+func gitVerbUpdateRef(c *call, g gitArgs) {
+	rest := g.rest
+	c.add(Moderate, "R14 git write", "git update-ref")
+	if hasArg(rest, "-d") {
+		c.add(High, "R13 git branch -D", "git update-ref -d")
+	}
+}
+
+func gitVerbGc(c *call, g gitArgs) {
+	verb, rest := g.verb, g.rest
+	c.add(Moderate, "R14 git write", "git "+verb)
+	if slices.ContainsFunc(rest, func(f field) bool { return strings.HasPrefix(f.s, "--prune=now") || f.s == "--expire=now" }) || verb == "prune" {
+		c.add(High, "R13 git gc", "git "+verb+" drops unreachable objects")
+	}
+}
+
+func gitVerbWorktree(c *call, g gitArgs) {
+	rest, rs := g.rest, g.rs
+	if len(rs) > 0 && rs[0] == "list" {
+		c.add(Safe, "R15 read-only", "git worktree list")
+	} else {
+		c.add(Moderate, "R14 git write", "git worktree")
+	}
+	if len(rs) > 0 && rs[0] == "remove" && hasArg(rest, "--force", "-f") {
+		c.add(Dangerous, "R10 git destroys work", "git worktree remove --force")
+	}
+}
+
+func gitVerbRm(c *call, g gitArgs) {
+	rest := g.rest
+	c.add(Moderate, "R14 git write", "git rm")
+	if hasShortFlag(rest, "f") || hasArg(rest, "--force") {
+		c.add(High, "R13 delete", "git rm -f")
+	}
+}
+
+func gitVerbWrite(c *call, g gitArgs) {
+	verb := g.verb
+	c.add(Moderate, "R14 git write", "git "+verb)
 }

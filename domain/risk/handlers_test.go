@@ -40,3 +40,15 @@ func TestEachCommandIsRegisteredOnce(t *testing.T) {
 		r.add(levelHandler(High, "R20 unknown executable"), "x")
 	})
 }
+
+// Every git subcommand in the table answers, with and without arguments.
+func TestEveryGitSubcommandInTheTableAnswers(t *testing.T) {
+	require.Greater(t, len(gitVerbs), 80)
+	for verb := range gitVerbs {
+		for _, s := range []string{"", " -f", " --dry-run", " -- .", " $X"} {
+			got := Classify("git " + verb + s)
+			require.NotEmpty(t, got.Reasons, "git %s%s", verb, s)
+			require.NotContains(t, got.Reasons[0], "R20", "git %s%s is in the table", verb, s)
+		}
+	}
+}
