@@ -22,11 +22,16 @@ const maxCheapSegment = 512
 func cheapNames(f *findings, src string) {
 	seen := map[string]bool{}
 	start := 0
+	prev := ""
 	for i := 0; i <= len(src) && len(seen) < maxCheapNames; i++ {
 		if i < len(src) && strings.IndexByte(";&|\n(){}`", src[i]) < 0 {
 			continue
 		}
-		cheapSegment(f, src[start:i], seen)
+		// Padding repeats itself: a piece like the one before adds nothing.
+		if seg := src[start:i]; seg != prev {
+			cheapSegment(f, seg, seen)
+			prev = seg
+		}
 		start = i + 1
 	}
 }

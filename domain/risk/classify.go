@@ -58,6 +58,7 @@ func classifyInto(f *findings, command string) {
 		f.add(High, "R19 unicode", "private-use characters in the command")
 	}
 	scanRawText(f, src)
+	f.raw = src
 
 	stmts, err := parseTop(src)
 	switch {
@@ -355,6 +356,8 @@ type findings struct {
 	textsSeen map[string]struct{}
 	// overflow is set once any analysis of the line ran out of budget.
 	overflow bool
+	// raw is the line as scanned by scanRawText.
+	raw string
 	// lineFuncs are the functions the line defines anywhere: a part
 	// analysed alone that calls one runs its body (see runArgv).
 	lineFuncs map[string]lineFunc
