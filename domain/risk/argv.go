@@ -198,6 +198,11 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 	if secretArg || c.in.piped && c.in.flags&fSecret != 0 || a.secretReads > secretReads {
 		a.taintWrites(writes)
 	}
+	if secretArg && !metadataOnly[base] {
+		// What it prints carries the secret, even from a handler that
+		// cleared c.secret to avoid naming a read (zip - ~/.aws/credentials).
+		c.out.flags |= fSecret
+	}
 	if c.secret && !metadataOnly[base] {
 		// A handler that read the file already named it ("R13 secret:
 		// reads ~/.env"); this reason is for those that did not.

@@ -663,6 +663,21 @@ func hFind(c *call) {
 		starts = []field{lit(".")}
 	}
 	c.add(Safe, "R15 read-only", "find")
+	// What -name or -path selects by a secret file's name is secret
+	// material: find -name id_rsa -exec curl -T {} … uploads it.
+	var found fflags
+	for j := i; j+1 < len(args); j++ {
+		switch args[j].s {
+		case "-name", "-iname", "-path", "-ipath", "-wholename":
+			if isSecretName(args[j+1].s) {
+				found |= fSecret
+			}
+		}
+	}
+	c.out.flags |= found
+	for k := range starts {
+		starts[k].fl |= found
+	}
 	for ; i < len(args); i++ {
 		switch args[i].s {
 		case "-delete":
@@ -993,4 +1008,18 @@ func runsFoundScript(inner []field) bool {
 		}
 	}
 	return false
+}
+
+// isSecretName reports a file name (or name pattern) that secret material
+// goes by: private keys, .env files, cloud credentials, shadow files.
+func isSecretName(pat string) bool {
+	pat = strings.Trim(pat, "*")
+	switch {
+	case pat == "":
+		return false
+	case strings.HasPrefix(pat, "id_") && !strings.HasSuffix(pat, ".pub"),
+		pat == "credentials", pat == "shadow", pat == ".netrc", pat == ".git-credentials", pat == ".pgpass", pat == ".vault-token":
+		return true
+	}
+	return isSecretPath("/x/" + pat)
 }

@@ -192,20 +192,23 @@ func hGem(c *call) {
 
 func hMake(c *call) {
 	p := getopt(c.args(), "CfIjlWoE", []string{"--directory", "--file", "--makefile", "--include-dir", "--jobs", "--load-average", "--what-if", "--old-file", "--eval"}, true)
+	if p.has("-n", "--dry-run", "--just-print", "-q", "--question", "-p", "--print-data-base") {
+		c.add(Safe, "R15 read-only", c.name+" dry run")
+		return
+	}
+	install := false
 	for _, t := range p.pos {
 		if t.s == "install" || t.s == "uninstall" || strings.HasPrefix(t.s, "install-") {
 			c.add(High, "R13 package manager", c.name+" "+t.s)
-			return
+			install = true
 		}
 		if k, v, ok := strings.Cut(t.s, "="); ok && (k == "SHELL" || k == ".SHELLFLAGS") {
 			c.script(v, t.fl, c.name+" "+k)
 		}
 	}
-	if p.has("-n", "--dry-run", "--just-print", "-q", "--question", "-p", "--print-data-base") {
-		c.add(Safe, "R15 read-only", c.name+" dry run")
-		return
+	if !install {
+		c.add(Moderate, "R14 project code", c.name)
 	}
-	c.add(Moderate, "R14 project code", c.name)
 	sc := c.sc
 	if d, ok := p.val("-C", "--directory"); ok {
 		c.sc = c.sc.clone()

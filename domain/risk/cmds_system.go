@@ -59,6 +59,23 @@ func hDbus(c *call) {
 // hPrintenv prints the environment: safe to show, secret to send (R11).
 func hPrintenv(c *call) {
 	c.add(Safe, "R15 read-only", c.name)
+	if args := c.args(); c.name == "set" && len(args) > 0 {
+		// set -- ARGS and set ARGS (after options) set $1 ….
+		for i, a := range args {
+			if a.s == "--" || !strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "+") {
+				if a.s == "--" {
+					i++
+				}
+				c.sc.params = fieldStrings(args[i:])
+				c.a.sensitive = true
+				return
+			}
+			if a.s == "-o" || a.s == "+o" {
+				return
+			}
+		}
+		return
+	}
 	c.setOut(unknownStream(fSecret))
 }
 

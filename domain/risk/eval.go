@@ -137,6 +137,8 @@ type scope struct {
 	arg0   string   // $0 when a -c script was given one
 	// customIFS is set once IFS was assigned: splitting on it is obfuscation.
 	customIFS bool
+	// arrays are indexed arrays the line assigned with literal elements.
+	arrays map[string][]string
 	// ints are variables declared integer (declare -i): assigning to one
 	// evaluates the value as arithmetic.
 	ints map[string]bool
@@ -161,6 +163,9 @@ func (s *scope) clone() *scope {
 	if s.ints != nil {
 		c.ints = maps.Clone(s.ints)
 	}
+	if s.arrays != nil {
+		c.arrays = maps.Clone(s.arrays)
+	}
 	return &c
 }
 
@@ -181,6 +186,12 @@ func (s *scope) merge(o *scope) {
 		}
 		if _, ok := s.funcs[k]; !ok {
 			s.funcs[k] = fn
+		}
+	}
+	for k, v := range s.arrays {
+		if ov, ok := o.arrays[k]; !ok || !slices.Equal(v, ov) {
+			// Either branch may have run: the elements are not known.
+			delete(s.arrays, k)
 		}
 	}
 	for k := range o.ints {
@@ -590,6 +601,13 @@ func (a *analyzer) assign(sc *scope, as *syntax.Assign, exported bool) {
 			}
 		}
 		vals = []string{strings.Join(elems, " ")}
+		if as.Index == nil && !as.Append && len(elems) <= maxFieldsPerWord {
+			if sc.arrays == nil {
+				sc.arrays = map[string][]string{}
+			}
+			sc.arrays[name] = elems
+			defer func() { sc.arrays[name] = elems }()
+		}
 	case as.Value != nil:
 		vs, f := a.wordValue(sc, as.Value)
 		vals, fl = vs, f
@@ -625,6 +643,7 @@ func (a *analyzer) assign(sc *scope, as *syntax.Assign, exported bool) {
 			a.arithText(sc, v, "integer variable "+name, 1)
 		}
 	}
+	delete(sc.arrays, name)
 	sc.set(name, vals...)
 	a.checkEnvVar(sc, name, vals, fl, exported || isExportedByDefault(name))
 }

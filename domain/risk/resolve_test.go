@@ -24,7 +24,11 @@ func TestResolverGetsValuesRight(t *testing.T) {
 		{"bash -s / <<'EOF'\nrm -rf \"$1\"\nEOF", Forbidden, "R9a"},
 		// /proc/self/exe is the shell itself.
 		{"/proc/self/exe -c 'kill 1'", Forbidden, "R7"},
-		{"/proc/$$/exe -c reboot", Forbidden, "R8"},
+		{"/proc/thread-self/exe -c reboot", Forbidden, "R8"},
+		// Arrays and set -- keep their words.
+		{"a=(kill 1); \"${a[@]}\"", Forbidden, "R7"},
+		{"a=(rm -rf /); \"${a[@]}\"", Forbidden, "R9a"},
+		{"set -- kill 1; \"$@\"", Forbidden, "R7"},
 		{"sh=$(readlink /proc/self/exe); rm -rf \"$(dirname $sh)\"", Forbidden, "R9a"},
 	})
 }

@@ -109,6 +109,10 @@ type env struct {
 
 func (e env) Get(name string) shellword.Var {
 	str := func(s string) shellword.Var { return shellword.Var{Set: true, Str: s} }
+	if arr, ok := e.sc.arrays[name]; ok {
+		e.a.sensitive = true
+		return shellword.Var{Set: true, Indexed: true, List: arr}
+	}
 	if vals, ok := e.sc.vars[name]; ok {
 		e.a.sensitive = true
 		if len(vals) == 1 {

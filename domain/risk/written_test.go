@@ -19,6 +19,7 @@ func TestFilesWrittenThenRunAreClassifiedByContent(t *testing.T) {
 		{"echo 'reboot' > x.sh; echo x.sh | xargs sh", Forbidden, "R8"},
 		{"printf 'all:\\n\\treboot\\n' > Makefile; make", Forbidden, "R8"},
 		{"printf 'x:\\n\\t@kill 1\\n' > m.mk; make -f m.mk x", Forbidden, "R7"},
+		{"printf 'install:\\n\\tkill 1\\n' > GNUmakefile && make install", Forbidden, "R7"},
 		{"mkdir -p /tmp/h; echo 'kill 1' > /tmp/h/pre-commit; git -c core.hooksPath=/tmp/h commit -m x", Forbidden, "R7"},
 		{"git config core.hooksPath hooks && echo 'reboot' > hooks/pre-commit && git commit -m x", Forbidden, "R8"},
 		{"echo 'reboot' > env.sh; BASH_ENV=env.sh bash -c ls", Forbidden, "R8"},
