@@ -272,7 +272,7 @@ func hPopd(c *call) {
 var (
 	rxDeleteCall   = regexp.MustCompile(`(?i)(rmtree|rm_rf|deno\.removesync|deno\.remove|rm_r|remove_dir_all|rmsync|rmdirsync|os\.remove|os\.unlink|os\.rmdir|\.unlink|unlinksync|unlink|fileutils\.rm|file\.delete|fs\.rm|remove_entry_secure|removedirs)\s*\(?\s*(?:Path\s*\(\s*)?(?:os\.path\.expanduser\s*\(\s*)?(?:r|b)?["'](.*?)["']`)
 	rxDeleteAny    = regexp.MustCompile(`(?i)\b(rmtree|rm_rf|Deno\.remove|rmSync|rmdirSync|unlinkSync|os\.remove|os\.unlink|removedirs|File::Path|remove_tree)\b`)
-	rxSystemCall   = regexp.MustCompile(`(?s)(?:os\.system|os\.popen|os\.execute|io\.popen|subprocess\.\w+|commands\.getoutput|system|exec|execSync|spawnSync|spawn|popen|shell_exec|passthru|proc_open|pcntl_exec|IO\.popen|Open3\.\w+|%x|qx|child_process\.\w+|Runtime\.getRuntime\(\)\.exec|os\.execv?p?e?)\s*\(?\s*(\[[^\]]*\]|"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|` + "`[^`]*`" + `)`)
+	rxSystemCall   = regexp.MustCompile(`(?s)(?:os\.system|os\.popen|os\.execute|io\.popen|subprocess\.\w+|commands\.getoutput|system|exec|execSync|spawnSync|spawn|popen|shell_exec|passthru|proc_open|pcntl_exec|IO\.popen|Open3\.\w+|%x|qx|child_process\.\w+|Runtime\.getRuntime\(\)\.exec|os\.execv?p?e?)\s*\(?\s*[bBrRuU]?(\[[^\]]*\]|"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|` + "`[^`]*`" + `)`)
 	rxBacktick     = regexp.MustCompile("`([^`]+)`")
 	rxForkLoop     = regexp.MustCompile(`(?is)(while\s*\(?\s*(true|1|True)\s*\)?\s*:?\s*\{?[^}]{0,80}?fork\s*\(|fork\s+while\s+fork|fork\s*\(\s*\)\s*while|for\s*\(\s*;\s*;\s*\)\s*\{?[^}]{0,40}fork)`)
 	rxSocket       = regexp.MustCompile(`(?i)socket|TCPSocket|net\.connect|net\.Socket|fsockopen|IO::Socket`)

@@ -137,6 +137,9 @@ type scope struct {
 	arg0   string   // $0 when a -c script was given one
 	// customIFS is set once IFS was assigned: splitting on it is obfuscation.
 	customIFS bool
+	// taint are the content flags of what variables hold (a secret, a
+	// download, a decoded payload), so "$x" carries them on.
+	taint map[string]fflags
 	// arrays are indexed arrays the line assigned with literal elements.
 	arrays map[string][]string
 	// ints are variables declared integer (declare -i): assigning to one
@@ -166,6 +169,9 @@ func (s *scope) clone() *scope {
 	if s.arrays != nil {
 		c.arrays = maps.Clone(s.arrays)
 	}
+	if s.taint != nil {
+		c.taint = maps.Clone(s.taint)
+	}
 	return &c
 }
 
@@ -187,6 +193,12 @@ func (s *scope) merge(o *scope) {
 		if _, ok := s.funcs[k]; !ok {
 			s.funcs[k] = fn
 		}
+	}
+	for k, v := range o.taint {
+		if s.taint == nil {
+			s.taint = map[string]fflags{}
+		}
+		s.taint[k] |= v
 	}
 	for k, v := range s.arrays {
 		if ov, ok := o.arrays[k]; !ok || !slices.Equal(v, ov) {
@@ -644,6 +656,14 @@ func (a *analyzer) assign(sc *scope, as *syntax.Assign, exported bool) {
 		}
 	}
 	delete(sc.arrays, name)
+	if t := fl & contentFlags; t != 0 {
+		if sc.taint == nil {
+			sc.taint = map[string]fflags{}
+		}
+		sc.taint[name] = t
+	} else if !as.Append {
+		delete(sc.taint, name)
+	}
 	sc.set(name, vals...)
 	a.checkEnvVar(sc, name, vals, fl, exported || isExportedByDefault(name))
 }

@@ -13,6 +13,7 @@ func TestInlineCodeEffects(t *testing.T) {
 		{"ruby -e 'Process.kill(\"KILL\", 1)'", Forbidden, "R7"},
 		{"perl -e 'kill 9, 1'", Forbidden, "R7"},
 		{"php -r 'posix_kill(1, 9);'", Forbidden, "R7"},
+		{"python3 -c 'import ctypes; ctypes.CDLL(None).system(b\"reboot\")'", Forbidden, "R8"},
 		// Deleting home, root or system paths.
 		{"python3 -c 'import shutil; from pathlib import Path; shutil.rmtree(Path.home())'", Forbidden, "R9a"},
 		{"node -e 'require(\"fs\").rmSync(require(\"os\").homedir(), {recursive: true})'", Forbidden, "R9a"},

@@ -109,6 +109,9 @@ type env struct {
 
 func (e env) Get(name string) shellword.Var {
 	str := func(s string) shellword.Var { return shellword.Var{Set: true, Str: s} }
+	if t := e.sc.taint[name]; t != 0 {
+		*e.fl |= t
+	}
 	if arr, ok := e.sc.arrays[name]; ok {
 		e.a.sensitive = true
 		return shellword.Var{Set: true, Indexed: true, List: arr}
