@@ -75,7 +75,7 @@ type AgentTerminalConfig struct {
 }
 
 // defaultAgentTerminal is the embedded default: the seed's values, and no
-// extra approval beyond the role table (see risk-policy.md, "Gate").
+// extra approval beyond the role table (see docs/risk-policy.md, "The gate").
 func defaultAgentTerminal() AgentTerminalConfig {
 	return AgentTerminalConfig{
 		DefaultHost:           agents.MainHost,

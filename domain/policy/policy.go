@@ -1,6 +1,6 @@
 // Package policy is the agent permission matrix of seed 002: which agent
 // role may run a command of which risk automatically, with a person's
-// approval, or not at all (risk-policy.md, "Gate"). It is pure: the risk
+// approval, or not at all (docs/risk-policy.md, "The gate"; R21 for sandboxed commands). It is pure: the risk
 // comes from domain/risk, the decision is a table lookup.
 package policy
 

@@ -12,6 +12,7 @@ import (
 type callOpts struct {
 	elevated bool // under sudo, doas, su … (R5, R10 interactive root shells)
 	noFunc   bool // `command`/`builtin`/`exec` skip functions and aliases
+	rebound  bool // the name was already looked up in the hash table (hash -p)
 }
 
 // call is one simple command being classified.
@@ -78,6 +79,10 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 		t, fl := joinFields(argv)
 		return a.scriptIn(sc, t, fl, "R19 unicode", in, nil, true)
 	}
+	if isSelfExe(argv[0].s) {
+		// The shell's own executable: /proc/self/exe -c … is bash -c ….
+		argv = append([]field{{s: "/bin/bash", fl: argv[0].fl}}, argv[1:]...)
+	}
 	name := argv[0]
 	if name.fl&fDownload != 0 {
 		a.add(Forbidden, "R9e downloaded code", "command name comes from a download")
@@ -102,9 +107,28 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 	if a.isDownloaded(sc, name.s) {
 		a.add(Forbidden, "R9e downloaded code", "runs the file it just downloaded: "+name.s)
 	}
+	if t, ok := a.hashed[name.s]; ok && !opts.rebound && !strings.Contains(name.s, "/") {
+		if _, fn := sc.funcs[base]; !fn || opts.noFunc {
+			a.sensitive = true
+			opts.rebound = true
+			return a.runArgv(sc, append([]field{t}, argv[1:]...), env, in, opts)
+		}
+	}
 	if !opts.noFunc && !strings.Contains(name.s, "/") {
 		if body, ok := sc.funcs[base]; ok {
 			return a.callFunc(sc, base, body, argv[1:], in)
+		}
+		if fn, ok := a.f.lineFuncs[base]; ok && a.depth == 0 && a.callPos > fn.end {
+			if _, known := handlers[base]; !known {
+				// A part analysed alone calls a function the line defines
+				// elsewhere: it runs that body. A function that shadows a
+				// known command keeps that command's verdict (R1).
+				if sc.funcs == nil {
+					sc.funcs = map[string]*syntax.Stmt{}
+				}
+				sc.funcs[base] = fn.body
+				return a.callFunc(sc, base, fn.body, argv[1:], in)
+			}
 		}
 		if al, ok := a.aliases[base]; ok && a.depth < maxDepth {
 			a.sensitive = true
@@ -137,8 +161,15 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 			break
 		}
 	}
+	if strings.Contains(name.s, "/") {
+		if s, p, ok := a.writtenContent(sc, name.s); ok {
+			return c.runWritten(p, s, argv[1:], p)
+		}
+	}
 	secretReads := a.secretReads
 	ownHits := a.ownHits
+	writes := len(a.writes)
+	secretArg := c.secret // handlers clear it once they have said what they do with it
 	h, known := handlers[base]
 	switch {
 	case known:
@@ -151,8 +182,25 @@ func (a *analyzer) runArgv(sc *scope, argv []field, env map[string]field, in str
 		a.events |= evUnknownExec
 		c.add(High, "R20 unknown executable", printable(name.s))
 	}
+	c.markOwnTree()
+	if ownArg == "" && !metadataOnly[base] && a.f.own != nil {
+		for _, f := range argv[1:] {
+			if f.fl&fOwnTree != 0 {
+				ownArg = "paths found at run time under a directory holding the daemon's files"
+				break
+			}
+		}
+	}
 	if ownArg != "" && !metadataOnly[base] && base != "cd" && base != "pushd" && a.ownHits == ownHits {
 		c.add(High, "R13 secret", base+" reads "+ownArg)
+		c.out.flags |= fSecret
+	}
+	if secretArg || c.in.piped && c.in.flags&fSecret != 0 || a.secretReads > secretReads {
+		a.taintWrites(writes)
+	}
+	if secretArg && !metadataOnly[base] {
+		// What it prints carries the secret, even from a handler that
+		// cleared c.secret to avoid naming a read (zip - ~/.aws/credentials).
 		c.out.flags |= fSecret
 	}
 	if c.secret && !metadataOnly[base] {

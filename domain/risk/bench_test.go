@@ -1,6 +1,9 @@
 package risk
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The classifier sits on the agent command path; these keep an eye on it
 // staying well under a millisecond for ordinary commands.
@@ -65,4 +68,20 @@ esac
 cleanup() { rm -rf "$TMPDIR/work"; }
 trap cleanup EXIT
 make -j4 && ./bin/app --version`})
+}
+
+// BenchmarkClassifyMegabyteLine: a line of 1 MB must be answered in well
+// under 100 ms, whatever its shape.
+func BenchmarkClassifyMegabyteLine(b *testing.B) {
+	for name, cmd := range map[string]string{
+		"statements": strings.Repeat("ls; ", 250_000),
+		"spaces":     strings.Repeat(" ", 999_990) + "; reboot",
+		"word":       "echo " + strings.Repeat("a", 999_995),
+		"unparsable": strings.Repeat("a", 999_998) + " '",
+		"comment":    "# " + strings.Repeat("a", 999_990) + "\nkill 1",
+		"here-doc":   "cat > f <<'EOF'\n" + strings.Repeat("text; more | text\n", 55_000) + "EOF",
+		"over 1 MiB": strings.Repeat("ls; ", 300_000) + "kill 1",
+	} {
+		b.Run(name, func(b *testing.B) { benchClassify(b, []string{cmd}) })
+	}
 }

@@ -2,6 +2,7 @@ package risk
 
 import (
 	"cmp"
+	"errors"
 	"path"
 	"slices"
 	"strings"
@@ -62,20 +63,89 @@ func (c *Classifier) ClassifyIn(command, workspace string) Assessment {
 }
 
 func classifyInto(f *findings, command string) {
+	if len(command) > maxLineBytes {
+		// Too long to read at all: forbidden, with the commands that can
+		// be picked out cheaply named (R2 analysis budget).
+		f.add(Forbidden, budgetRule, "the line is "+itoa(len(command))+" bytes, more than the "+itoa(maxLineBytes)+" analysed")
+		cheapNames(f, command)
+		return
+	}
 	src, pua := sanitizeInput(command)
 	if pua {
 		f.add(High, "R19 unicode", "private-use characters in the command")
 	}
 	scanRawText(f, src)
+	f.raw = src
 
-	file, err := parseScript(src)
-	if err != nil {
+	stmts, err := parseTop(src)
+	switch {
+	case errors.Is(err, errTooManyStmts):
+		f.add(Forbidden, budgetRule, "more than "+itoa(maxSteps)+" statements")
+		f.overflow = true
+	case err != nil && len(src) > maxRepairBytes:
+		f.add(High, "R2 unparseable", "the line cannot be parsed")
+		f.add(Forbidden, budgetRule, "an unparseable line of "+itoa(len(src))+" bytes is too long to try completing")
+		f.overflow = true
+	case err != nil:
 		classifyUnparseable(f, src, err)
-		scanTexts(f)
-		return
+	default:
+		f.lineFuncs = definedFuncs(stmts)
+		analyzeList(f, stmts, 0)
 	}
-	analyzeList(f, file.Stmts, 0)
+	if f.overflow {
+		cheapNames(f, src)
+	}
 	scanTexts(f)
+}
+
+// The analysis budget (R2): beyond it a line is forbidden, because a
+// person shown a lesser verdict could approve padding that hides a
+// forbidden command.
+const (
+	budgetRule     = "R2 analysis budget"
+	maxLineBytes   = 1 << 20  // longest line parsed at all
+	maxRepairBytes = 64 << 10 // longest unparseable line for which completions are tried
+)
+
+// errTooManyStmts stops parseTop once the statements outnumber the steps
+// one analysis may take: parsing the rest would only cost time.
+var errTooManyStmts = errors.New("too many statements")
+
+// parseTop parses the top-level statements of a line, stopping early when
+// there are more than the analysis could visit.
+func parseTop(src string) (stmts []*syntax.Stmt, err error) {
+	p := parsers.Get().(*syntax.Parser)
+	defer parsers.Put(p)
+	tooMany := false
+	defer func() {
+		// StmtsSeq (mvdan.cc/sh/v3.14.1) yields a pending error once more
+		// after the loop stopped; that is the only panic expected here.
+		if r := recover(); r != nil {
+			if !tooMany {
+				panic(r)
+			}
+			stmts, err = nil, errTooManyStmts
+		}
+	}()
+	for st, e := range p.StmtsSeq(strings.NewReader(src)) {
+		if e != nil {
+			// Keep consuming: stopping on an error makes the iterator
+			// yield again.
+			if err == nil {
+				err = e
+			}
+			continue
+		}
+		stmts = append(stmts, st)
+		if len(stmts) > maxSteps {
+			tooMany = true
+			break
+		}
+	}
+	if tooMany {
+		return nil, errTooManyStmts
+	}
+	return stmts, err
 }
 
 // analyzeList gives a statement list the highest of: the list analysed as a
@@ -96,7 +166,7 @@ func analyzeList(f *findings, stmts []*syntax.Stmt, depth int) {
 	}
 	// Standalone runs only contribute reasons that raise the level, so the
 	// reasons explain the verdict instead of repeating it.
-	parts := findings{exp: f.exp, own: f.own, workspace: f.workspace}
+	parts := findings{exp: f.exp, own: f.own, workspace: f.workspace, lineFuncs: f.lineFuncs}
 	for i := 1; i < len(stmts) && i <= maxSplitStmts; i++ {
 		// A suffix needs its own run only after a statement that changes
 		// shell state; otherwise the longer suffix already covers it.
@@ -306,6 +376,19 @@ type findings struct {
 	// scripts); R12 scans them once at the end.
 	texts     []string
 	textsSeen map[string]struct{}
+	// overflow is set once any analysis of the line ran out of budget.
+	overflow bool
+	// raw is the line as scanned by scanRawText.
+	raw string
+	// lineFuncs are the functions the line defines anywhere: a part
+	// analysed alone that calls one runs its body (see runArgv).
+	lineFuncs map[string]lineFunc
+}
+
+// lineFunc is a function the line defines, and where its definition ends.
+type lineFunc struct {
+	body *syntax.Stmt
+	end  uint
 }
 
 func (f *findings) addText(s string) {
@@ -383,6 +466,25 @@ func (f *findings) assessment() Assessment {
 	}
 	if len(out.Reasons) == 0 {
 		out.Reasons = append(out.Reasons, "R15 read-only: nothing to run")
+	}
+	return out
+}
+
+// definedFuncs collects the functions a line defines, by name.
+func definedFuncs(stmts []*syntax.Stmt) map[string]lineFunc {
+	var out map[string]lineFunc
+	for _, st := range stmts {
+		syntax.Walk(st, func(n syntax.Node) bool {
+			if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil && fd.Body != nil {
+				if out == nil {
+					out = map[string]lineFunc{}
+				}
+				if _, seen := out[fd.Name.Value]; !seen {
+					out[fd.Name.Value] = lineFunc{body: fd.Body, end: fd.End().Offset()}
+				}
+			}
+			return true
+		})
 	}
 	return out
 }

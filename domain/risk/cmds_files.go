@@ -30,8 +30,8 @@ func registerFileHandlers(reg func(func(*call), ...string)) {
 	reg(hCompress, "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "pigz")
 	reg(hDisk, "mkfs", "mke2fs", "mkswap", "wipefs", "parted", "fdisk", "sfdisk", "gdisk", "sgdisk", "cfdisk",
 		"blkdiscard", "hdparm", "badblocks", "pvcreate", "vgcreate", "lvremove", "vgremove", "pvremove", "mdadm", "zpool",
-		"partprobe", "sgdisk", "dumpe2fs", "debugfs")
-	reg(hEditor, "vi", "vim", "nvim", "view", "nano", "pico", "emacs", "micro", "joe", "mcedit", "hx", "helix", "kak", "ne", "ed", "ex", "code", "subl")
+		"partprobe", "dumpe2fs", "debugfs")
+	reg(hEditor, "vi", "vim", "nvim", "view", "nano", "pico", "emacs", "micro", "joe", "mcedit", "hx", "helix", "kak", "ne", "code", "subl")
 	reg(hSplit, "split", "csplit")
 	reg(hFormatter, "gofmt", "goimports", "shfmt", "rustfmt", "black", "prettier", "ruff")
 	for _, fs := range []string{"ext2", "ext3", "ext4", "xfs", "btrfs", "vfat", "fat", "ntfs", "exfat", "f2fs", "minix", "msdos", "bfs", "cramfs", "jfs", "reiserfs"} {
@@ -461,13 +461,15 @@ func sedOps(script string) []sedOp {
 			skipDelimited(1)
 		case ch == 's':
 			i++
+			from := i
 			if !skipDelimited(2) {
 				return ops
 			}
+			repl := sedReplacement(s[from:i])
 			for i < len(s) && s[i] != ';' && s[i] != '\n' && s[i] != '}' {
 				switch s[i] {
 				case 'e':
-					ops = append(ops, sedOp{kind: 'E'})
+					ops = append(ops, sedOp{kind: 'E', arg: repl})
 				case 'w':
 					i++
 					ops = append(ops, sedOp{kind: 'w', arg: restOfLine()})
@@ -525,6 +527,10 @@ func hSed(c *call) {
 				c.script(op.arg, s.fl, "sed e command")
 			case 'E':
 				c.add(High, "R5 hidden command", "sed e runs the pattern space as a command")
+				if op.arg != "" {
+					// What the substitution puts in runs: the known part of it.
+					c.script(op.arg, s.fl, "sed s///e")
+				}
 			case 'r':
 				c.a.readTarget(c.sc, field{s: op.arg})
 			}
@@ -557,7 +563,7 @@ var (
 )
 
 func hAwk(c *call) {
-	p := getopt(c.args(), "Ffvi", []string{"--field-separator", "--file", "--assign", "--include", "--source"}, true)
+	p := getopt(c.args(), "Ffvil", []string{"--field-separator", "--file", "--assign", "--include", "--source", "--load"}, true)
 	prog := field{}
 	files := p.pos
 	if src := p.vals("--source"); len(src) > 0 {
@@ -576,12 +582,25 @@ func hAwk(c *call) {
 	}
 	text := prog.s
 	found := false
+	if p.has("-l", "--load") || rxGawkLoad.MatchString(text) {
+		c.add(High, "R13 loads a library", c.name+" loads an extension, which runs its code")
+	}
+	fed := map[string]bool{}
+	for _, m := range rxAwkPrintPipe.FindAllStringSubmatch(text, -1) {
+		// print "text" | "sh": the command reads known text.
+		found = true
+		fed[m[2]] = true
+		c.a.scriptIn(c.sc, unescapeC(m[2]), prog.fl, "awk pipe", textStream(unescapeC(m[1])+"\n", 0), nil, false)
+	}
 	for _, m := range rxAwkSystem.FindAllStringSubmatch(text, -1) {
 		found = true
 		c.script(unescapeC(m[1]), prog.fl, "awk system()")
 	}
 	for _, m := range rxAwkPipeTo.FindAllStringSubmatch(text, -1) {
 		found = true
+		if fed[m[1]] {
+			continue
+		}
 		// The command reads what awk prints: data, not a known script.
 		c.a.scriptIn(c.sc, unescapeC(m[1]), prog.fl, "awk pipe", unknownStream(0), nil, false)
 	}
@@ -644,6 +663,21 @@ func hFind(c *call) {
 		starts = []field{lit(".")}
 	}
 	c.add(Safe, "R15 read-only", "find")
+	// What -name or -path selects by a secret file's name is secret
+	// material: find -name id_rsa -exec curl -T {} … uploads it.
+	var found fflags
+	for j := i; j+1 < len(args); j++ {
+		switch args[j].s {
+		case "-name", "-iname", "-path", "-ipath", "-wholename":
+			if isSecretName(args[j+1].s) {
+				found |= fSecret
+			}
+		}
+	}
+	c.out.flags |= found
+	for k := range starts {
+		starts[k].fl |= found
+	}
 	for ; i < len(args); i++ {
 		switch args[i].s {
 		case "-delete":
@@ -656,8 +690,16 @@ func hFind(c *call) {
 				j++
 			}
 			inner := args[i+1 : j]
+			if len(inner) > 0 && (strings.Contains(inner[0].s, "{}") || runsFoundScript(inner)) {
+				c.a.events |= evUnknownExec
+				c.add(High, "R3 dynamic command", "find "+args[i].s+" runs the files it finds")
+			}
 			if len(inner) > 0 {
 				for _, s := range starts {
+					if _, ok := c.a.ownTarget(c.sc, s.s, true); ok {
+						// What it finds there may be one of the daemon's files.
+						s.fl |= fOwnTree
+					}
 					c.run(replaceBraces(inner, "{}", s))
 				}
 			}
@@ -808,7 +850,7 @@ func hSplit(c *call) {
 func hFormatter(c *call) {
 	for _, a := range c.args() {
 		switch a.s {
-		case "-w", "--write", "-i", "--in-place", "fix":
+		case "-w", "--write", "-i", "--in-place", "fix", "--fix", "--unsafe-fixes":
 			c.add(Moderate, "R14 workspace change", c.name+" "+a.s)
 			return
 		}
@@ -916,3 +958,68 @@ func hEditor(c *call) {
 }
 
 var rxQuoted = regexp.MustCompile(`["']((?:\\.|[^"'\\])*)["']`)
+
+// sedReplacement returns the replacement of an s command's /pattern/repl/
+// text (delimiter first), with backreferences (& and \1) left as markers.
+func sedReplacement(s string) string {
+	if len(s) < 2 {
+		return ""
+	}
+	d := s[0]
+	part, cur := 0, strings.Builder{}
+	for i := 1; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && i+1 < len(s):
+			i++
+			if part == 1 && s[i] >= '0' && s[i] <= '9' {
+				cur.WriteString(marker("match"))
+			} else if part == 1 && s[i] == 'n' {
+				cur.WriteByte('\n')
+			} else if part == 1 {
+				cur.WriteByte(s[i])
+			}
+		case s[i] == d:
+			part++
+			if part == 2 {
+				return cur.String()
+			}
+		case part == 1 && s[i] == '&':
+			cur.WriteString(marker("match"))
+		case part == 1:
+			cur.WriteByte(s[i])
+		}
+	}
+	return cur.String()
+}
+
+// runsFoundScript reports a find -exec command that runs the found file as
+// a script: a shell or interpreter given {} as its script operand.
+func runsFoundScript(inner []field) bool {
+	name := baseName(inner[0].s)
+	if !isShellName(name) && !isInterpreterName(name) {
+		return false
+	}
+	for _, a := range inner[1:] {
+		if a.s == "-c" || a.s == "-e" {
+			return false
+		}
+		if !strings.HasPrefix(a.s, "-") {
+			return strings.Contains(a.s, "{}")
+		}
+	}
+	return false
+}
+
+// isSecretName reports a file name (or name pattern) that secret material
+// goes by: private keys, .env files, cloud credentials, shadow files.
+func isSecretName(pat string) bool {
+	pat = strings.Trim(pat, "*")
+	switch {
+	case pat == "":
+		return false
+	case strings.HasPrefix(pat, "id_") && !strings.HasSuffix(pat, ".pub"),
+		pat == "credentials", pat == "shadow", pat == ".netrc", pat == ".git-credentials", pat == ".pgpass", pat == ".vault-token":
+		return true
+	}
+	return isSecretPath("/x/" + pat)
+}

@@ -404,6 +404,7 @@ func hScp(c *call) {
 }
 
 func hRsync(c *call) {
+	c.hiddenOptions("rsync", c.args())
 	p := getopt(c.args(), "eBfT", []string{"--rsh", "--rsync-path", "--filter", "--exclude", "--include", "--exclude-from", "--include-from",
 		"--files-from", "--temp-dir", "--backup-dir", "--suffix", "--chmod", "--chown", "--log-file", "--password-file", "--port", "--timeout", "--bwlimit"}, true)
 	if e, ok := p.val("-e", "--rsh"); ok {
@@ -418,6 +419,16 @@ func hRsync(c *call) {
 	}
 	dst := p.pos[len(p.pos)-1]
 	srcs := p.pos[:len(p.pos)-1]
+	if p.has("-n", "--dry-run") {
+		// Only lists what it would transfer.
+		c.secret = false
+		if remoteArg(dst.s) || slices.ContainsFunc(srcs, func(f field) bool { return remoteArg(f.s) }) {
+			c.add(Moderate, "R11 network", "rsync --dry-run")
+			return
+		}
+		c.add(Safe, "R15 read-only", "rsync --dry-run")
+		return
+	}
 	del := slices.ContainsFunc(p.opts, func(o opt) bool { return strings.HasPrefix(o.name, "--delete") || o.name == "--remove-source-files" })
 	if remoteArg(dst.s) {
 		c.add(High, "R11 upload", "rsync copies local files to a remote host")

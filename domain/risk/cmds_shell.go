@@ -12,11 +12,17 @@ func registerShellHandlers(reg func(func(*call), ...string)) {
 	reg(hAlias, "alias")
 	reg(levelHandler(Safe, "R15 read-only"), "unalias")
 	reg(hTrap, "trap")
+	reg(hHash, "hash")
+	reg(hRead, "read", "mapfile", "readarray")
+	reg(hEnable, "enable")
+	reg(hComplete, "complete", "compgen")
+	reg(hFc, "fc")
+	reg(hBind, "bind")
 	reg(hExport, "export", "declare", "typeset", "readonly")
 	reg(hCd, "cd", "pushd")
 	reg(hPopd, "popd")
 	reg(hInterp, "python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php", "lua", "luajit",
-		"Rscript", "tclsh", "deno", "bun", "irb", "jshell", "groovy", "julia", "osascript")
+		"Rscript", "tclsh", "deno", "irb", "jshell", "groovy", "julia", "osascript")
 	for _, v := range []string{"3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"} {
 		reg(hInterp, "python"+v)
 	}
@@ -98,7 +104,12 @@ func hShell(c *call) {
 			c.runScriptFile(field{s: c.in.file}, nil)
 			return
 		}
-		c.setOut(c.a.scriptIn(c.sc, c.in.text, c.in.flags, c.name+" reading stdin", ttyStream(), nil, false))
+		var params []string
+		if fromStdin {
+			// sh -s ARGS: the arguments are the script's $1 …
+			params = fieldStrings(rest)
+		}
+		c.setOut(c.a.scriptIn(c.sc, c.in.text, c.in.flags, c.name+" reading stdin", ttyStream(), params, false))
 		return
 	}
 	if c.opts.elevated {
@@ -127,6 +138,10 @@ func (c *call) runScriptFile(file field, params []field) {
 	}
 	if hasMarker(file.s) {
 		c.add(High, "R3 dynamic command", c.name+" runs a script whose name is known only at run time")
+		return
+	}
+	if s, p, ok := c.a.writtenContent(c.sc, file.s); ok {
+		c.setOut(c.runWritten(p, s, params, c.name))
 		return
 	}
 	for _, r := range c.sc.resolvePath(file.s) {
@@ -173,10 +188,20 @@ func hAlias(c *call) {
 	}
 }
 
+// hTrap classifies a trap's handler: it runs in this shell when the
+// signal (or EXIT, DEBUG, ERR, RETURN) arrives.
 func hTrap(c *call) {
 	args := c.args()
 	c.add(Safe, "R15 read-only", "trap")
-	if len(args) >= 2 && !strings.HasPrefix(args[0].s, "-") {
+	for len(args) > 0 && strings.HasPrefix(args[0].s, "-") && args[0].s != "-" {
+		if args[0].s == "--" {
+			args = args[1:]
+			break
+		}
+		// -p, -l and -P print; they set nothing.
+		return
+	}
+	if len(args) >= 2 && args[0].s != "-" {
 		c.a.scriptIn(c.sc, args[0].s, args[0].fl, "trap handler", ttyStream(), nil, true)
 	}
 }
@@ -200,6 +225,10 @@ func hExport(c *call) {
 func hCd(c *call) {
 	c.a.sensitive = true
 	c.add(Safe, "R15 read-only", c.name)
+	if c.name == "cd" {
+		// cd prints nothing, so $(cd ~ && pwd) is pwd's output alone.
+		c.setOut(stream{})
+	}
 	p := getopt(c.args(), "", nil, true)
 	if len(p.pos) == 0 {
 		c.sc.cwd = []string{homeDir}
@@ -209,6 +238,7 @@ func hCd(c *call) {
 	quoted := p.pos[0].fl&fQuoted != 0
 	if t == "-" {
 		c.sc.cwd = []string{marker("OLDPWD")}
+		c.setOut(unknownStream(0))
 		return
 	}
 	var cwds []string
@@ -240,9 +270,9 @@ func hPopd(c *call) {
 
 // Inline-code analysis for interpreters (R6).
 var (
-	rxDeleteCall   = regexp.MustCompile(`(?i)(rmtree|rm_rf|rm_r|remove_dir_all|rmsync|rmdirsync|os\.remove|os\.unlink|os\.rmdir|\.unlink|unlinksync|unlink|fileutils\.rm|file\.delete|fs\.rm|remove_entry_secure|removedirs)\s*\(?\s*(?:Path\s*\(\s*)?(?:os\.path\.expanduser\s*\(\s*)?(?:r|b)?["'](.*?)["']`)
-	rxDeleteAny    = regexp.MustCompile(`(?i)\b(rmtree|rm_rf|rmSync|rmdirSync|unlinkSync|os\.remove|os\.unlink|removedirs|File::Path|remove_tree)\b`)
-	rxSystemCall   = regexp.MustCompile(`(?s)(?:os\.system|os\.popen|subprocess\.\w+|commands\.getoutput|system|exec|execSync|spawnSync|spawn|popen|shell_exec|passthru|proc_open|pcntl_exec|IO\.popen|Open3\.\w+|%x|qx|child_process\.\w+|Runtime\.getRuntime\(\)\.exec|os\.execv?p?e?)\s*\(?\s*(\[[^\]]*\]|"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|` + "`[^`]*`" + `)`)
+	rxDeleteCall   = regexp.MustCompile(`(?i)(rmtree|rm_rf|deno\.removesync|deno\.remove|rm_r|remove_dir_all|rmsync|rmdirsync|os\.remove|os\.unlink|os\.rmdir|\.unlink|unlinksync|unlink|fileutils\.rm|file\.delete|fs\.rm|remove_entry_secure|removedirs)\s*\(?\s*(?:Path\s*\(\s*)?(?:os\.path\.expanduser\s*\(\s*)?(?:r|b)?["'](.*?)["']`)
+	rxDeleteAny    = regexp.MustCompile(`(?i)\b(rmtree|rm_rf|Deno\.remove|rmSync|rmdirSync|unlinkSync|os\.remove|os\.unlink|removedirs|File::Path|remove_tree)\b`)
+	rxSystemCall   = regexp.MustCompile(`(?s)(?:os\.system|os\.popen|os\.execute|io\.popen|subprocess\.\w+|commands\.getoutput|system|exec|execSync|spawnSync|spawn|popen|shell_exec|passthru|proc_open|pcntl_exec|IO\.popen|Open3\.\w+|%x|qx|child_process\.\w+|Runtime\.getRuntime\(\)\.exec|os\.execv?p?e?)\s*\(?\s*[bBrRuU]?(\[[^\]]*\]|"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|` + "`[^`]*`" + `)`)
 	rxBacktick     = regexp.MustCompile("`([^`]+)`")
 	rxForkLoop     = regexp.MustCompile(`(?is)(while\s*\(?\s*(true|1|True)\s*\)?\s*:?\s*\{?[^}]{0,80}?fork\s*\(|fork\s+while\s+fork|fork\s*\(\s*\)\s*while|for\s*\(\s*;\s*;\s*\)\s*\{?[^}]{0,40}fork)`)
 	rxSocket       = regexp.MustCompile(`(?i)socket|TCPSocket|net\.connect|net\.Socket|fsockopen|IO::Socket`)
@@ -370,6 +400,8 @@ func (a *analyzer) codeEffects(sc *scope, lang, text string, fl fflags, depth in
 		return
 	}
 	a.f.addText(stripMarkers(text))
+	text, folded := normalizeCode(text)
+	a.moreCodeEffects(sc, lang, text, fl, depth, folded)
 	if hasMarker(text) && strings.TrimSpace(stripMarkers(text)) == "" {
 		a.add(High, "R3 dynamic command", lang+" code known only at run time")
 		return

@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -80,6 +81,19 @@ func hSudo(c *call) {
 		}
 		return
 	}
+	// sudo VAR=value CMD sets VAR for CMD.
+	env := c.env
+	for len(inner) > 1 && strings.Contains(inner[0].s, "=") && !strings.HasPrefix(inner[0].s, "=") && !strings.HasPrefix(inner[0].s, "-") {
+		k, v, _ := strings.Cut(inner[0].s, "=")
+		if env == nil || len(env) == len(c.env) {
+			env = maps.Clone(c.env)
+			if env == nil {
+				env = map[string]field{}
+			}
+		}
+		env[k] = field{s: v, fl: inner[0].fl}
+		inner = inner[1:]
+	}
 	opts := c.opts
 	opts.elevated = true
 	if shell || login {
@@ -88,7 +102,7 @@ func hSudo(c *call) {
 		c.setOut(c.a.scriptIn(c.sc, text, fl, c.name+" -s", c.in, nil, false))
 		return
 	}
-	c.setOut(c.a.runArgv(c.sc, inner, c.env, c.in, opts))
+	c.setOut(c.a.runArgv(c.sc, inner, env, c.in, opts))
 }
 
 // hSu: su -c CMD runs CMD as another user (floor high); su without -c is an
@@ -235,6 +249,13 @@ func hIonice(c *call) {
 }
 
 func hFlock(c *call) {
+	// flock FILE -c CMD: the options may follow the lock file.
+	if pp := getopt(c.args(), "wEc", []string{"--timeout", "--conflict-exit-code", "--command"}, true); pp.has("-c", "--command") {
+		if cmd, ok := pp.val("-c", "--command"); ok {
+			c.setOut(c.script(cmd.s, cmd.fl, "flock -c"))
+			return
+		}
+	}
 	p := getopt(c.args(), "wEc", []string{"--timeout", "--conflict-exit-code", "--command"}, false)
 	if cmd, ok := p.val("-c", "--command"); ok {
 		c.setOut(c.script(cmd.s, cmd.fl, "flock -c"))
@@ -421,6 +442,8 @@ func hXargs(c *call) {
 				delim = args[i+1].s
 				i++
 			}
+		case s == "-0" || s == "--null":
+			delim = "\x00"
 		case s == "-a" || s == "--arg-file":
 			fromFile = true
 			i++
@@ -445,7 +468,11 @@ done:
 		var words []string
 		if delim != "" {
 			d := strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\0`, "\x00").Replace(delim)
-			words = strings.Split(strings.TrimSuffix(c.in.text, "\n"), d)
+			for _, w := range strings.Split(strings.TrimSuffix(c.in.text, "\n"), d) {
+				if w != "" {
+					words = append(words, w)
+				}
+			}
 		} else if replace != "" {
 			words = strings.Split(strings.TrimSuffix(c.in.text, "\n"), "\n")
 		} else {

@@ -1,5 +1,6 @@
 // Package risk classifies a shell command line by what bash would run
-// (risk-policy.md, rules R0–R20), for the agent gate of seed 002.
+// (docs/risk-policy.md, rules R0–R20; the rule ids in reasons and comments
+// refer to that file), for the agent gate of seed 002.
 //
 // The classifier is an abstract interpreter over the syntax tree of
 // mvdan.cc/sh/v3: it visits every statement that can run (both branches of
@@ -26,6 +27,7 @@
 // `D=/srv; rm -rf "$D"/` is as forbidden as `rm -rf "$D"/`.
 //
 // Everything here is pure: no file, network or clock access and no
-// goroutines. Work is bounded by step, depth and size budgets; exceeding
-// them sets a floor of high (R2).
+// goroutines. Work is bounded by step, depth and size budgets; a line that
+// exceeds them is forbidden, with the command names that are cheap to pick
+// out still classified (R2 analysis budget).
 package risk

@@ -29,13 +29,24 @@ func (a *analyzer) write(sc *scope, target field, mode writeMode, content stream
 			// `curl … > x.sh; bash x.sh` saves and runs downloaded code (R9e).
 			a.markDownloaded(sc, target.s)
 		}
+		if target.fl&fOwnTree != 0 && a.f.own != nil {
+			a.addOwn(Forbidden, ownRule, via+" changes a path found at run time under a directory holding the daemon's files")
+			return
+		}
 		for _, form := range targetForms(target.s) {
 			if hasMarker(form) {
+				if own, ok := a.ownByTail(sc, form); ok {
+					a.addOwn(Forbidden, ownRule, via+" changes "+own)
+					continue
+				}
 				a.add(Moderate, "R14 workspace change", via+" to a path known only at run time")
 				continue
 			}
 			for _, p := range sc.resolvePath(form) {
 				a.writePath(sc, p, mode, content, via)
+				if form == target.s {
+					a.recordWrite(p, mode, content, via)
+				}
 			}
 		}
 	})
@@ -194,8 +205,16 @@ const (
 // returns the highest level it found.
 func (a *analyzer) destroy(sc *scope, target field, mode deleteMode, via string) Level {
 	return a.measure(func() {
+		if target.fl&fOwnTree != 0 && a.f.own != nil {
+			a.addOwn(Forbidden, ownRule, via+" of a path found at run time under a directory holding the daemon's files")
+			return
+		}
 		for _, form := range targetForms(target.s) {
 			if hasMarker(form) {
+				if own, ok := a.ownByTail(sc, form); ok {
+					a.addOwn(Forbidden, ownRule, via+" of "+own)
+					continue
+				}
 				if mode >= forcedDelete {
 					a.add(Dangerous, "R10 destructive", via+" of a target known only at run time")
 				} else {
@@ -309,6 +328,11 @@ func (a *analyzer) readTarget(sc *scope, target field) fflags {
 			fl |= fSecret
 		case isSecretPath(p):
 			a.add(High, "R13 secret", "reads "+p)
+			a.secretReads++
+			fl |= fSecret
+		case a.written[p].flags&fSecret != 0:
+			// Staged: secret material this line copied or dumped there (R11).
+			a.add(High, "R13 secret", "reads "+p+", which this line filled with secret material")
 			a.secretReads++
 			fl |= fSecret
 		case classifyDevice(p) == primaryDisk || classifyDevice(p) == otherDisk:

@@ -60,6 +60,20 @@ type analyzer struct {
 	secretReads int
 	// ownHits counts the reasons about the daemon's own files (addOwn).
 	ownHits int
+	// hashed are command names that `hash -p` bound to another program.
+	hashed map[string]field
+	// written is what this line wrote to each file (see recordWrite).
+	written map[string]stream
+	// hooksDirs are directories core.hooksPath pointed git at.
+	hooksDirs []string
+	// writes lists the files written, in order (see taintWrites).
+	writes []string
+	// secretStaged is set once git add or commit took secret material.
+	secretStaged bool
+	// callPos is the offset of the simple command being classified in the
+	// line's text (valid at depth 0): a function the line defines applies
+	// only after its definition.
+	callPos uint
 }
 
 type eventSet uint8
@@ -104,7 +118,8 @@ func (a *analyzer) finish() {
 		a.add(Forbidden, "R9f reverse shell", "/dev/tcp together with a shell")
 	}
 	if a.overflow {
-		a.add(High, "R2 unparseable", "script too large or too deeply nested to analyse fully")
+		a.f.overflow = true
+		a.add(Forbidden, budgetRule, "the line is too large or too deeply nested to analyse fully")
 	}
 }
 
@@ -128,6 +143,14 @@ type scope struct {
 	arg0   string   // $0 when a -c script was given one
 	// customIFS is set once IFS was assigned: splitting on it is obfuscation.
 	customIFS bool
+	// taint are the content flags of what variables hold (a secret, a
+	// download, a decoded payload), so "$x" carries them on.
+	taint map[string]fflags
+	// arrays are indexed arrays the line assigned with literal elements.
+	arrays map[string][]string
+	// ints are variables declared integer (declare -i): assigning to one
+	// evaluates the value as arithmetic.
+	ints map[string]bool
 	// container means paths are inside a container that does not see the host.
 	container bool
 	// remote means commands run on another host (ssh).
@@ -146,6 +169,15 @@ func (s *scope) clone() *scope {
 		c.funcs = maps.Clone(s.funcs)
 	}
 	c.cwd = slices.Clone(s.cwd)
+	if s.ints != nil {
+		c.ints = maps.Clone(s.ints)
+	}
+	if s.arrays != nil {
+		c.arrays = maps.Clone(s.arrays)
+	}
+	if s.taint != nil {
+		c.taint = maps.Clone(s.taint)
+	}
 	return &c
 }
 
@@ -167,6 +199,24 @@ func (s *scope) merge(o *scope) {
 		if _, ok := s.funcs[k]; !ok {
 			s.funcs[k] = fn
 		}
+	}
+	for k, v := range o.taint {
+		if s.taint == nil {
+			s.taint = map[string]fflags{}
+		}
+		s.taint[k] |= v
+	}
+	for k, v := range s.arrays {
+		if ov, ok := o.arrays[k]; !ok || !slices.Equal(v, ov) {
+			// Either branch may have run: the elements are not known.
+			delete(s.arrays, k)
+		}
+	}
+	for k := range o.ints {
+		if s.ints == nil {
+			s.ints = map[string]bool{}
+		}
+		s.ints[k] = true
 	}
 	s.cwd = unionAlts(s.cwd, o.cwd)
 	s.customIFS = s.customIFS || o.customIFS
@@ -327,6 +377,7 @@ func (a *analyzer) command(sc *scope, st *syntax.Stmt, in stream) stream {
 		return stream{}
 	case *syntax.TestClause:
 		a.substsIn(sc, c.X)
+		a.testArith(sc, c.X)
 		a.add(Safe, "R15 read-only", "test")
 		return stream{}
 	default:
@@ -430,22 +481,8 @@ func (a *analyzer) forClause(sc *scope, c *syntax.ForClause, in stream) stream {
 	return a.loopBody(sc, c.Do, in)
 }
 
-func (a *analyzer) arith(sc *scope, e syntax.ArithmExpr) {
-	if e == nil {
-		return
-	}
-	a.substsIn(sc, e)
-	syntax.Walk(e, func(n syntax.Node) bool {
-		if b, ok := n.(*syntax.BinaryArithm); ok && b.Op >= syntax.Assgn {
-			if w, ok := b.X.(*syntax.Word); ok {
-				if name := w.Lit(); syntax.ValidName(name) {
-					sc.set(name, marker(name))
-				}
-			}
-		}
-		return true
-	})
-}
+// arith analyses an arithmetic command or loop clause (see arithExpr).
+func (a *analyzer) arith(sc *scope, e syntax.ArithmExpr) { a.arithExpr(sc, e, 0) }
 
 // substsIn analyses the command and process substitutions anywhere in node,
 // for constructs whose words are not otherwise expanded.
@@ -477,14 +514,45 @@ func (a *analyzer) funcDecl(sc *scope, c *syntax.FuncDecl) {
 			a.add(Forbidden, "R9d fork bomb", "function "+n.Value+" recursively starts copies of itself")
 		}
 	}
-	// R9h: a definition persists in the PTY, so its body counts even if this
-	// line never calls it.
+	// A function that is never called runs nothing, so its body adds
+	// nothing, with two exceptions (R9h): a definition persists in a
+	// terminal, so one that shadows a known command counts in full (the
+	// next `ls` typed runs it), and a forbidden body counts anyway.
 	if c.Body != nil && a.calls < maxCallDepth {
-		a.calls++
+		shadows := false
+		for _, n := range names {
+			if _, ok := handlers[n.Value]; ok {
+				shadows = true
+			}
+		}
 		body := sc.clone()
 		body.params = nil
-		a.stmt(body, c.Body, ttyStream())
+		a.calls++
+		if shadows {
+			a.stmt(body, c.Body, ttyStream())
+		} else {
+			tmp := findings{exp: a.f.exp, own: a.f.own, workspace: a.f.workspace, lineFuncs: a.f.lineFuncs}
+			sub := newAnalyzer(&tmp)
+			sub.calls, sub.depth, sub.steps = a.calls, a.depth, a.steps
+			sub.stmt(body, c.Body, ttyStream())
+			sub.finish()
+			a.steps = sub.steps
+			for _, r := range tmp.reasons {
+				if r.level == Forbidden {
+					a.add(r.level, r.text, "")
+				}
+			}
+			for _, t := range tmp.texts {
+				a.f.addText(t)
+			}
+			if tmp.overflow {
+				a.f.overflow = true
+			}
+		}
 		a.calls--
+	}
+	for _, n := range names {
+		a.add(Safe, "R15 read-only", "defines function "+n.Value)
 	}
 }
 
@@ -505,17 +573,27 @@ func (a *analyzer) callFunc(sc *scope, name string, body *syntax.Stmt, args []fi
 func (a *analyzer) declClause(sc *scope, c *syntax.DeclClause) {
 	variant := c.Variant.Value
 	exported := variant == "export"
+	integer := variant == "let"
 	for _, as := range c.Args {
 		if as.Naked && as.Name == nil && as.Value != nil {
 			for _, f := range a.wordFields(sc, as.Value) {
 				if strings.HasPrefix(f.s, "-") && strings.Contains(f.s, "x") {
 					exported = true
 				}
+				if strings.HasPrefix(f.s, "-") && strings.Contains(f.s, "i") {
+					integer = true
+				}
 				if f.s == "-f" || f.s == "-p" || f.s == "-F" {
 					a.add(Safe, "R15 read-only", variant+" "+f.s)
 				}
 			}
 			continue
+		}
+		if integer && as.Name != nil {
+			if sc.ints == nil {
+				sc.ints = map[string]bool{}
+			}
+			sc.ints[as.Name.Value] = true
 		}
 		a.assign(sc, as, exported || variant == "export")
 	}
@@ -541,6 +619,13 @@ func (a *analyzer) assign(sc *scope, as *syntax.Assign, exported bool) {
 			}
 		}
 		vals = []string{strings.Join(elems, " ")}
+		if as.Index == nil && !as.Append && len(elems) <= maxFieldsPerWord {
+			if sc.arrays == nil {
+				sc.arrays = map[string][]string{}
+			}
+			sc.arrays[name] = elems
+			defer func() { sc.arrays[name] = elems }()
+		}
 	case as.Value != nil:
 		vs, f := a.wordValue(sc, as.Value)
 		vals, fl = vs, f
@@ -563,7 +648,27 @@ func (a *analyzer) assign(sc *scope, as *syntax.Assign, exported bool) {
 		vals = joined
 	}
 	if as.Index != nil {
+		a.arithExpr(sc, as.Index, 0)
 		vals = []string{marker(name)}
+	}
+	if as.Array != nil {
+		for _, el := range as.Array.Elems {
+			a.arithExpr(sc, el.Index, 0)
+		}
+	}
+	if sc.ints[name] {
+		for _, v := range vals {
+			a.arithText(sc, v, "integer variable "+name, 1)
+		}
+	}
+	delete(sc.arrays, name)
+	if t := fl & contentFlags; t != 0 {
+		if sc.taint == nil {
+			sc.taint = map[string]fflags{}
+		}
+		sc.taint[name] = t
+	} else if !as.Append {
+		delete(sc.taint, name)
 	}
 	sc.set(name, vals...)
 	a.checkEnvVar(sc, name, vals, fl, exported || isExportedByDefault(name))
@@ -578,26 +683,57 @@ func isExportedByDefault(name string) bool {
 	return false
 }
 
+// hijackVars change which program or code another program loads: the
+// dynamic loader's preloads, interpreters' start-up code and module paths,
+// git's exec path, config files and templates (R13 environment hijack).
+var hijackVars = map[string]bool{"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "BASH_ENV": true,
+	"ENV": true, "PYTHONPATH": true, "PYTHONSTARTUP": true, "PYTHONHOME": true, "NODE_OPTIONS": true, "NODE_PATH": true,
+	"PERL5OPT": true, "PERL5LIB": true, "PERLLIB": true, "PERL5DB": true, "RUBYOPT": true, "RUBYLIB": true,
+	"JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true, "JDK_JAVA_OPTIONS": true, "DYLD_INSERT_LIBRARIES": true,
+	"DYLD_LIBRARY_PATH": true, "GCONV_PATH": true, "ZDOTDIR": true, "GIT_EXEC_PATH": true, "GIT_CONFIG_GLOBAL": true,
+	"GIT_CONFIG_SYSTEM": true, "GIT_CONFIG": true, "GIT_TEMPLATE_DIR": true, "SHELLOPTS": true, "BASHOPTS": true}
+
 // checkEnvVar applies R13 (environment hijack) and R5 (commands hidden in
 // variables that other programs run) to one assignment.
 func (a *analyzer) checkEnvVar(sc *scope, name string, vals []string, fl fflags, exported bool) {
-	switch name {
-	case "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT":
-		if exported {
-			a.add(High, "R13 environment hijack", name+"=…")
-		}
-	case "PROMPT_COMMAND", "PS1", "PS4":
+	if hijackVars[name] && exported {
+		a.add(High, "R13 environment hijack", name+"=…")
+	}
+	if name == "BASH_ENV" || name == "ENV" {
 		for _, v := range vals {
-			if strings.Contains(v, "$(") || strings.Contains(v, "`") || name == "PROMPT_COMMAND" {
-				if name == "PROMPT_COMMAND" {
-					a.add(High, "R13 persistence", "PROMPT_COMMAND runs before every prompt")
-				}
-				a.script(sc, v, fl, "R5 hidden command in "+name)
+			if s, p, ok := a.writtenContent(sc, v); ok {
+				a.script(sc, s.text, s.flags, name+" runs "+p+", written in this line")
 			}
+		}
+	}
+	switch {
+	case name == "PROMPT_COMMAND":
+		a.add(High, "R13 persistence", "PROMPT_COMMAND runs before every prompt")
+		for _, v := range vals {
+			a.script(sc, v, fl, "R5 hidden command in "+name)
+		}
+	case isPromptVar(name):
+		for _, v := range vals {
+			a.promptText(sc, v, fl, name)
+		}
+	case name == "LESS":
+		for _, v := range vals {
+			a.lessCommands(sc, field{s: v, fl: fl}, "LESS")
+		}
+	case strings.HasPrefix(name, "BASH_FUNC_") && exported:
+		// An exported function: every bash started from here defines it.
+		fn := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(name, "BASH_FUNC_"), "%%"), "()")
+		a.add(High, "R13 environment hijack", "exported function "+fn)
+		for _, v := range vals {
+			a.script(sc, fn+" "+v, fl, "R5 hidden command in "+name)
 		}
 	}
 	if isExecVar(name) {
 		for _, v := range vals {
+			if name == "LESSOPEN" || name == "LESSCLOSE" {
+				// "|cmd %s" or "||cmd %s": the command gets the file name.
+				v = strings.ReplaceAll(strings.TrimLeft(v, "|-"), "%s", "file")
+			}
 			a.script(sc, v, fl, "R5 hidden command in "+name)
 		}
 	}
@@ -606,8 +742,11 @@ func (a *analyzer) checkEnvVar(sc *scope, name string, vals []string, fl fflags,
 // isExecVar reports variables whose value another program runs as a command.
 func isExecVar(name string) bool {
 	switch name {
-	case "PAGER", "GIT_PAGER", "MANPAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SSH_COMMAND",
-		"GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "BROWSER", "LESSOPEN", "LESSCLOSE", "SYSTEMD_PAGER", "FCEDIT":
+	case "PAGER", "GIT_PAGER", "MANPAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SSH_COMMAND", "GIT_SEQUENCE_EDITOR",
+		"GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "GIT_PROXY_COMMAND", "SSH_ASKPASS", "SUDO_ASKPASS", "SUDO_EDITOR",
+		"BROWSER", "LESSOPEN", "LESSCLOSE", "SYSTEMD_PAGER", "SYSTEMD_EDITOR", "FCEDIT", "RSYNC_RSH", "RSYNC_CONNECT_PROG",
+		"CVS_RSH", "KUBE_EDITOR", "GH_PAGER", "GH_EDITOR", "AWS_PAGER", "PSQL_PAGER", "MYSQL_PAGER", "BAT_PAGER",
+		"DELTA_PAGER", "SVN_EDITOR", "HGEDITOR", "SELECTED_EDITOR", "TEXEDIT":
 		return true
 	}
 	return false
@@ -624,10 +763,12 @@ func (a *analyzer) callExpr(sc *scope, c *syntax.CallExpr, in stream) stream {
 		return stream{}
 	}
 	var out stream
+	pos := c.Pos().Offset()
 	for _, v := range a.expandCall(sc, c) {
 		if a.overflow {
 			break
 		}
+		a.callPos = pos
 		o := a.runArgv(v.sc, v.argv, v.env, in, callOpts{})
 		out = concat(out, o)
 		// Builtins such as cd change the shell itself; carry that back.

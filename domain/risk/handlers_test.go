@@ -28,3 +28,27 @@ func TestHandlerNamesAreSortedAndUnique(t *testing.T) {
 		require.Less(t, names[i-1], names[i])
 	}
 }
+
+// Every command name is registered by exactly one family: building the
+// registry again panics on none of them, and a second registration of a
+// name panics.
+func TestEachCommandIsRegisteredOnce(t *testing.T) {
+	require.NotPanics(t, func() { buildRegistry() })
+	r := registry{}
+	r.add(levelHandler(Safe, "R15 read-only"), "x")
+	require.PanicsWithValue(t, `risk: command "x" is registered twice`, func() {
+		r.add(levelHandler(High, "R20 unknown executable"), "x")
+	})
+}
+
+// Every git subcommand in the table answers, with and without arguments.
+func TestEveryGitSubcommandInTheTableAnswers(t *testing.T) {
+	require.Greater(t, len(gitVerbs), 80)
+	for verb := range gitVerbs {
+		for _, s := range []string{"", " -f", " --dry-run", " -- .", " $X"} {
+			got := Classify("git " + verb + s)
+			require.NotEmpty(t, got.Reasons, "git %s%s", verb, s)
+			require.NotContains(t, got.Reasons[0], "R20", "git %s%s is in the table", verb, s)
+		}
+	}
+}

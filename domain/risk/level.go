@@ -8,7 +8,7 @@ import (
 // Level is the risk of a command, ordered so that a larger value is riskier.
 type Level int
 
-// The risk levels, from least to most risky (risk-policy.md, "Risk order").
+// The risk levels, from least to most risky (docs/risk-policy.md, "Levels").
 const (
 	Safe Level = iota
 	Moderate

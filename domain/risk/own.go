@@ -236,8 +236,11 @@ func (a *analyzer) ownArgument(sc *scope, s string) (string, bool) {
 		}
 		s = v
 	}
-	if s == "" || hasMarker(s) {
+	if s == "" {
 		return "", false
+	}
+	if hasMarker(s) {
+		return a.ownByTail(sc, s)
 	}
 	bare := !strings.Contains(s, "/")
 	for _, r := range sc.resolvePath(s) {
@@ -324,4 +327,65 @@ func (a *analyzer) ownInCode(sc *scope, text string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// tail reports a path whose start is known only at run time and whose
+// known rest begins with the last elements of an own path:
+// `$XDG_DATA_HOME/shellgate/users.yaml`, `$LOGS/shellgate-audit.log`.
+func (o *ownFiles) tail(p string) (string, bool) {
+	i := strings.LastIndex(p, string(markClose))
+	if i < 0 {
+		return "", false
+	}
+	rest := strings.Trim(p[i+len(string(markClose)):], "/")
+	if rest == "" || strings.ContainsRune(rest, markOpen) {
+		return "", false
+	}
+	parts := strings.Split(path.Clean(rest), "/")
+	for _, r := range o.roots {
+		for j := 1; j <= len(parts); j++ {
+			if strings.HasSuffix(r, "/"+strings.Join(parts[:j], "/")) {
+				return r, true
+			}
+		}
+	}
+	return "", false
+}
+
+// ownByTail applies ownFiles.tail to a target known only in part.
+func (a *analyzer) ownByTail(sc *scope, p string) (string, bool) {
+	if a.f.own == nil || sc.remote || sc.container {
+		return "", false
+	}
+	if r, ok := a.f.own.tail(p); ok {
+		return printable(p) + ", which may be " + r, true
+	}
+	return "", false
+}
+
+// finderNames print names of files they find under the directories they
+// are given: what they print under a directory holding the daemon's files
+// may be one of them (fOwnTree).
+var finderNames = map[string]bool{"find": true, "fd": true, "fdfind": true, "ls": true, "tree": true, "locate": true,
+	"plocate": true, "mlocate": true, "du": true, "rg": true, "grep": true}
+
+// markOwnTree flags a finder's output when it searches a directory that is
+// or holds one of the daemon's own paths (locate searches everything).
+func (c *call) markOwnTree() {
+	if c.a.f.own == nil || !finderNames[c.name] {
+		return
+	}
+	if c.name == "locate" || c.name == "plocate" || c.name == "mlocate" {
+		c.out.flags |= fOwnTree
+		return
+	}
+	for _, f := range c.args() {
+		if strings.HasPrefix(f.s, "-") {
+			continue
+		}
+		if _, ok := c.a.ownTarget(c.sc, f.s, true); ok {
+			c.out.flags |= fOwnTree
+			return
+		}
+	}
 }

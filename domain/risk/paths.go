@@ -2,6 +2,7 @@ package risk
 
 import (
 	"path"
+	"regexp"
 	"strings"
 )
 
@@ -19,6 +20,17 @@ func (s *scope) resolvePath(p string) []string {
 		return nil
 	}
 	if strings.HasPrefix(p, "/") {
+		if m := rxProcLink.FindStringSubmatch(p); m != nil {
+			// /proc/<pid>/root is the root every process here shares, and
+			// the shell's own /proc/self/cwd is its working directory: what
+			// lies beyond them is the path it names (issue 12, point 5).
+			switch {
+			case m[2] == "root":
+				return []string{cleanPath("/" + m[3])}
+			case isSelfPid(m[1]):
+				return s.resolvePath("./" + strings.TrimLeft(m[3], "/"))
+			}
+		}
 		return []string{cleanPath(p)}
 	}
 	out := make([]string, 0, len(s.cwd))
@@ -35,6 +47,30 @@ func (s *scope) resolvePath(p string) []string {
 		}
 	}
 	return out
+}
+
+// rxProcLink matches the /proc links that lead into the file system:
+// /proc/<pid>/root/… and /proc/<pid>/cwd/…, however the slashes are spelt.
+var rxProcLink = regexp.MustCompile(`^/+proc/+([^/]+)/+(root|cwd)(?:/+(.*))?$`)
+
+// isSelfPid reports a /proc entry that is the shell itself.
+func isSelfPid(s string) bool {
+	return s == "self" || s == "thread-self" || s == marker("$") || s == marker("BASHPID")
+}
+
+// isOtherProc reports a path under another process's /proc directory (a
+// pid, a pattern or a value known only at run time in place of one): its
+// memory, environment, arguments and open files are secret material (R13).
+func isOtherProc(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return false
+	}
+	pid, after, ok := strings.Cut(rest, "/")
+	if !ok || after == "" || isSelfPid(pid) {
+		return false
+	}
+	return isDigits(pid) || strings.ContainsAny(pid, "*?[") || hasMarker(pid)
 }
 
 // cleanPath normalises lexically: //, /./ and /usr/.. (R18). A trailing
@@ -242,6 +278,9 @@ func isPersistencePath(p string) bool {
 
 // isSecretPath reports files whose content is secret material (R11, R13).
 func isSecretPath(p string) bool {
+	if isOtherProc(p) {
+		return true
+	}
 	if hasMarker(p) {
 		return false
 	}

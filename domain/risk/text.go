@@ -40,6 +40,9 @@ func hEcho(c *call) {
 	c.setOut(textStream(text, fl))
 }
 
+// rxOctalB is printf %b's octal escape \0nnn.
+var rxOctalB = regexp.MustCompile(`\\0([0-7]{1,3})`)
+
 func hPrintf(c *call) {
 	args := c.args()
 	c.add(Safe, "R15 read-only", "printf")
@@ -68,6 +71,13 @@ func hPrintf(c *call) {
 	}
 	if hasEscape(format) || (strings.Contains(format, "%b") && slices.ContainsFunc(rest, hasEscape)) {
 		fl |= fDecoded
+	}
+	if strings.Contains(format, "%b") {
+		// %b reads \0nnn as an octal escape (up to three digits after the
+		// 0), where a format string reads \nnn.
+		for i, r := range rest {
+			rest[i] = rxOctalB.ReplaceAllString(r, `\$1`)
+		}
 	}
 	var b strings.Builder
 	for i := 0; i < 64; i++ {
@@ -407,4 +417,49 @@ func sedTransform(script, text string) (string, bool) {
 		}))
 	}
 	return strings.Join(out, "\n"), true
+}
+
+// hPwd prints the working directory when the line made it known (R18):
+// `$(cd ~ && pwd)` names the home directory.
+func hPwd(c *call) {
+	c.add(Safe, "R15 read-only", "pwd")
+	if len(c.sc.cwd) == 1 && strings.HasPrefix(c.sc.cwd[0], "/") {
+		c.setOut(textStream(c.sc.cwd[0]+"\n", 0))
+	}
+}
+
+// hRealpath prints the paths it is given, resolved lexically (symlinks are
+// not known; /proc/self/exe is the shell): `$(realpath ~)` is the home
+// directory.
+func hRealpath(c *call) {
+	c.add(Safe, "R15 read-only", c.name)
+	var b strings.Builder
+	for _, f := range getopt(c.args(), "", []string{"--relative-to", "--relative-base"}, true).pos {
+		switch {
+		case isSelfExe(f.s):
+			b.WriteString("/bin/bash\n")
+		case c.name == "readlink" && !hasArg(c.args(), "-f", "-e", "-m", "--canonicalize", "--canonicalize-existing", "--canonicalize-missing"):
+			// A plain readlink prints the link's target, which is not known.
+			c.setOut(unknownStream(0))
+			return
+		default:
+			ps := c.sc.resolvePath(f.s)
+			if len(ps) != 1 || !strings.HasPrefix(ps[0], "/") || hasMarker(ps[0]) {
+				c.setOut(unknownStream(0))
+				return
+			}
+			b.WriteString(ps[0] + "\n")
+		}
+	}
+	c.setOut(textStream(b.String(), 0))
+}
+
+// isSelfExe reports the shell's own executable under /proc.
+func isSelfExe(s string) bool {
+	rest, ok := strings.CutPrefix(path.Clean(s), "/proc/")
+	if !ok {
+		return false
+	}
+	pid, exe, ok := strings.Cut(rest, "/")
+	return ok && exe == "exe" && isSelfPid(pid)
 }

@@ -67,11 +67,12 @@ const (
 	fGlob                        // unquoted glob characters that cannot be resolved
 	fQuoted                      // the word was quoted (data, not a pattern)
 	fTilde                       // the word started with an unquoted ~
+	fOwnTree                     // names found at run time under a directory holding the daemon's files (R13)
 )
 
 // contentFlags are the flags that describe where text came from and so flow
 // from a stream into the words built from it.
-const contentFlags = fDecoded | fDownload | fSecret
+const contentFlags = fDecoded | fDownload | fSecret | fOwnTree
 
 type field struct {
 	s  string
@@ -108,6 +109,13 @@ type env struct {
 
 func (e env) Get(name string) shellword.Var {
 	str := func(s string) shellword.Var { return shellword.Var{Set: true, Str: s} }
+	if t := e.sc.taint[name]; t != 0 {
+		*e.fl |= t
+	}
+	if arr, ok := e.sc.arrays[name]; ok {
+		e.a.sensitive = true
+		return shellword.Var{Set: true, Indexed: true, List: arr}
+	}
 	if vals, ok := e.sc.vars[name]; ok {
 		e.a.sensitive = true
 		if len(vals) == 1 {
@@ -192,6 +200,9 @@ func (a *analyzer) hooks(sc *scope, fl *fflags) shellword.Hooks {
 			*fl |= fSubst
 			out := a.subst(sc, cs.Stmts, ttyStream())
 			*fl |= out.flags & contentFlags
+			if !out.known() && numericSubst(cs) {
+				return numMark, nil
+			}
 			return out.text, nil
 		},
 		ProcSubst: func(ps *syntax.ProcSubst) (string, error) {
@@ -234,6 +245,7 @@ func (a *analyzer) wordFields(sc *scope, w *syntax.Word) []field {
 	if s, ok := plainWord(w); ok {
 		return []field{{s: s, fl: fl}}
 	}
+	a.codeInWord(sc, w)
 	var out []field
 	// FieldsSeq is lazy, so a brace expansion such as {1..100000000}
 	// stops at the bound instead of being built in full.
@@ -302,6 +314,7 @@ func (a *analyzer) wordValue(sc *scope, w *syntax.Word) ([]string, fflags) {
 	if s, ok := plainWord(w); ok {
 		return []string{s}, fl
 	}
+	a.codeInWord(sc, w)
 	s, err := a.f.exp.Literal(a.hooks(sc, &fl), w)
 	if err != nil {
 		return []string{marker("value")}, fl
@@ -313,6 +326,7 @@ func (a *analyzer) wordValue(sc *scope, w *syntax.Word) ([]string, fflags) {
 // document expands a here-document body written with an unquoted delimiter.
 func (a *analyzer) document(sc *scope, w *syntax.Word) (string, fflags) {
 	var fl fflags
+	a.codeInWord(sc, w)
 	s, err := a.f.exp.Document(a.hooks(sc, &fl), w)
 	if err != nil {
 		return marker("heredoc"), fl
@@ -360,6 +374,10 @@ func staticFlags(w *syntax.Word) fflags {
 			}
 		case *syntax.ParamExp:
 			hasExp = true
+			if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && (p.Exp.Word.Lit() == "E" || p.Exp.Word.Lit() == "P") {
+				// ${x@E} decodes escapes, ${x@P} expands a prompt (R4).
+				fl |= fObf | fDecoded
+			}
 			if p.Slice != nil || p.Repl != nil || p.Excl || (p.Exp != nil && p.Exp.Op != syntax.DefaultUnset && p.Exp.Op != syntax.DefaultUnsetOrNull) {
 				fl |= fObf
 			}
