@@ -47,6 +47,7 @@ type Options struct {
 
 // Handler is the MCP endpoint. Close it before the HTTP server drains.
 type Handler struct {
+	s       *server
 	next    http.Handler
 	stopped context.Context
 	stop    context.CancelFunc
@@ -63,12 +64,18 @@ func New(app *agents.App, host *terminals.Host, users ports.UserStore, opts Opti
 	s := &server{app: app, host: host, users: users, opts: opts}
 	handler := sdk.NewStreamableHTTPHandler(s.newSession, &sdk.StreamableHTTPOptions{Logger: opts.Log})
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Handler{next: auth.RequireBearerToken(s.verify, nil)(handler), stopped: ctx, stop: cancel}
+	return &Handler{s: s, next: auth.RequireBearerToken(s.verify, nil)(handler), stopped: ctx, stop: cancel}
 }
 
 // ServeHTTP serves one request; Close ends it, long-lived event streams
 // and waiting calls included.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodDelete {
+		// The client ends its session: its calls still waiting on a person
+		// end too (and withdraw their commands), or the session's close
+		// would wait on them.
+		h.s.cancelCalls(r.Header.Get("Mcp-Session-Id"))
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	release := context.AfterFunc(h.stopped, cancel)
@@ -78,13 +85,58 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Close ends every request under way and every one to come: the daemon is
 // stopping, and an MCP client's open event stream must not hold that up.
-func (h *Handler) Close() { h.stop() }
+func (h *Handler) Close() {
+	h.stop()
+	h.s.cancelCalls("")
+}
 
 type server struct {
 	app   *agents.App
 	host  *terminals.Host
 	users ports.UserStore
 	opts  Options
+
+	mu sync.Mutex
+	// calls are the run_command calls waiting on a person, by MCP session.
+	calls map[string]map[*context.CancelFunc]struct{}
+}
+
+// waiting registers a call of MCP session id that waits on a person; the
+// returned context ends with the call, the session, or the daemon.
+func (s *server) waiting(ctx context.Context, id string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	if s.calls == nil {
+		s.calls = map[string]map[*context.CancelFunc]struct{}{}
+	}
+	if s.calls[id] == nil {
+		s.calls[id] = map[*context.CancelFunc]struct{}{}
+	}
+	s.calls[id][&cancel] = struct{}{}
+	s.mu.Unlock()
+	return ctx, func() {
+		s.mu.Lock()
+		delete(s.calls[id], &cancel)
+		if len(s.calls[id]) == 0 {
+			delete(s.calls, id)
+		}
+		s.mu.Unlock()
+		cancel()
+	}
+}
+
+// cancelCalls ends the waiting calls of MCP session id, or of every
+// session when id is empty.
+func (s *server) cancelCalls(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for sid, calls := range s.calls {
+		if id == "" || sid == id {
+			for c := range calls {
+				(*c)()
+			}
+		}
+	}
 }
 
 // verify signs a request in: an agent's token, or 401. People's tokens are
@@ -224,6 +276,11 @@ func (sess *session) runCommand(ctx context.Context, req *sdk.CallToolRequest, i
 	}
 	// Held: wait for a person, telling the client where to look.
 	cmdID := res.CommandID
+	if req.Session != nil {
+		var done func()
+		ctx, done = sess.s.waiting(ctx, req.Session.ID())
+		defer done()
+	}
 	note := fmt.Sprintf("Waiting for a person to approve %q (risk %s): on the web page at %s, or `shellgate approve %s %s`.",
 		in.Command, res.Assessment.Level, sess.s.opts.BaseURL(), id, cmdID)
 	for n := 1; ; n++ {
