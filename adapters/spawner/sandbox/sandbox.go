@@ -384,12 +384,9 @@ func (s *Sandbox) start(ctx context.Context, spec ports.SpawnSpec, p plan, progr
 			return nil, fmt.Errorf("sandbox: spawn %q: %w", spec.Program, err)
 		}
 	}
-	_, werr := goW.Write([]byte{1})
+	// A helper already gone makes this write fail; its Wait says how.
+	_, _ = goW.Write([]byte{1})
 	goW.Close()
-	if werr != nil {
-		// The helper is already gone; its Wait says how.
-		_ = werr
-	}
 	return &process{Process: proc, g: g, status: statusR}, nil
 }
 
@@ -486,10 +483,10 @@ func (p *process) Wait() terminal.ExitStatus {
 	return p.st
 }
 
-// Close releases the process and the helper's status pipe.
+// Close releases the process and the helper's status pipe; a Wait after
+// it still ends the cgroups, and reports the helper's own status.
 func (p *process) Close() error {
 	err := p.Process.Close()
-	p.once.Do(func() {}) // a Close without Wait reads no report
 	_ = p.status.Close()
 	return err
 }
