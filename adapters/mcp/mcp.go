@@ -25,6 +25,7 @@ import (
 	"github.com/shellgate/shellgate/app/agents"
 	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/domain/access"
+	"github.com/shellgate/shellgate/domain/agentsession"
 	"github.com/shellgate/shellgate/ports"
 )
 
@@ -236,8 +237,9 @@ func (sess *session) open(ctx context.Context, who agents.Caller, req *sdk.CallT
 
 // runIn is run_command's input.
 type runIn struct {
-	Command     string `json:"command" jsonschema:"the shell line to run, in bash syntax"`
-	Description string `json:"description,omitempty" jsonschema:"why you run it, in one sentence; shown to the person asked to approve it"`
+	Command        string `json:"command" jsonschema:"the shell line to run, in bash syntax"`
+	Description    string `json:"description,omitempty" jsonschema:"why you run it, in one sentence; shown to the person asked to approve it"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"end the command after this many seconds of running (never later than the host's own limit)"`
 }
 
 // runOut is run_command's structured result.
@@ -255,6 +257,9 @@ type runOut struct {
 	Terminal   string   `json:"terminal,omitempty"`
 	ApprovedBy string   `json:"approved_by,omitempty"`
 	Error      string   `json:"error,omitempty"`
+	// Code names a refusal the way the REST API does (user_has_control,
+	// approval_pending, …).
+	Code string `json:"code,omitempty"`
 }
 
 func (sess *session) runCommand(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*sdk.CallToolResult, runOut, error) {
@@ -266,7 +271,10 @@ func (sess *session) runCommand(ctx context.Context, req *sdk.CallToolRequest, i
 	if err != nil {
 		return failed(err), runOut{Status: "error", Error: err.Error()}, nil
 	}
-	res, err := sess.s.app.ExecuteCommand.Handle(ctx, who, agents.ExecuteRequest{SessionID: id, Command: in.Command, Description: in.Description})
+	res, err := sess.s.app.ExecuteCommand.Handle(ctx, who, agents.ExecuteRequest{
+		SessionID: id, Command: in.Command, Description: in.Description,
+		Timeout: time.Duration(max(in.TimeoutSeconds, 0)) * time.Second,
+	})
 	if err != nil {
 		return sess.refused(err)
 	}
@@ -317,6 +325,9 @@ func (sess *session) progress(ctx context.Context, req *sdk.CallToolRequest, not
 // refused answers a refusal as an error result an LLM can act on.
 func (sess *session) refused(err error) (*sdk.CallToolResult, runOut, error) {
 	out := runOut{Status: "error", Error: err.Error(), Reasons: []string{}}
+	if k := agentsession.KindOf(err); k != 0 {
+		out.Code = k.String()
+	}
 	var refusal *agents.CommandRefusedError
 	if errors.As(err, &refusal) {
 		out.Status, out.CommandID = "blocked", refusal.CommandID
@@ -331,6 +342,9 @@ func (sess *session) refused(err error) (*sdk.CallToolResult, runOut, error) {
 		sess.mu.Unlock()
 	}
 	text := "Refused: " + err.Error()
+	if out.Code != "" {
+		text = "Refused (" + out.Code + "): " + err.Error()
+	}
 	if len(out.Reasons) > 0 {
 		text += "\nRisk " + out.Risk + ": " + strings.Join(out.Reasons, "; ")
 	}

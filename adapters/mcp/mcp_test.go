@@ -133,3 +133,22 @@ func caller(t *testing.T, f *fixture, who string) agents.Caller {
 type nopAudit struct{}
 
 func (nopAudit) Record(context.Context, ports.AuditEvent) error { return nil }
+
+func TestRunCommandAnswersUserHasControlWhileAPersonHoldsTheSession(t *testing.T) {
+	f := newFixture(t)
+	cs := f.connect(t, "chatbot")
+	defer cs.Close()
+	ctx := context.Background()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "session_status"})
+	require.NoError(t, err)
+	id := res.StructuredContent.(map[string]any)["session_id"].(string)
+	_, err = f.app.Interrupt.Handle(ctx, caller(t, f, "ana"), agents.InterruptRequest{SessionID: id})
+	require.NoError(t, err)
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "echo hi"}})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.Equal(t, "user_has_control", res.StructuredContent.(map[string]any)["code"])
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "session_status"})
+	require.NoError(t, err)
+	require.NotEqual(t, "agent_control", res.StructuredContent.(map[string]any)["state"])
+}

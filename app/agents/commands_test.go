@@ -60,3 +60,17 @@ func TestASessionRemembersABoundedNumberOfCommands(t *testing.T) {
 	_, err = f.app.GetCommand.Handle(ctxT(t), autoBot, agents.GetCommandRequest{SessionID: s.ID, CommandID: first})
 	require.ErrorIs(t, err, agents.ErrCommandNotFound, "the oldest finished ones are forgotten")
 }
+
+func TestAnAgentsTimeoutEndsItsCommandSoonerButNeverLater(t *testing.T) {
+	f := newFixture(t, agents.Config{CommandTimeout: time.Hour})
+	s := f.open(autoBot, "automation_agent")
+	done := make(chan agents.ExecuteResult, 1)
+	go func() {
+		r, _ := f.app.ExecuteCommand.Handle(context.Background(), autoBot, agents.ExecuteRequest{SessionID: s.ID, Command: "sleep 1000", Timeout: 5 * time.Second})
+		done <- r
+	}()
+	require.NoError(t, f.clock.BlockUntil(ctxT(t), 1), "the command's timer is set")
+	f.clock.Advance(5 * time.Second)
+	r := <-done
+	require.True(t, r.Run.TimedOut, "it ended at the agent's 5 s, not the host's hour")
+}

@@ -46,6 +46,9 @@ type ExecuteRequest struct {
 	// been decided and, if it ran, has finished (ExecuteResult.Final); zero
 	// answers pending_approval at once, as seed 002 does.
 	Wait time.Duration
+	// Timeout, when positive, ends the command sooner than the configured
+	// command_timeout (never later).
+	Timeout time.Duration
 }
 
 // Outcome says what became of a submitted command that was not refused.
@@ -163,7 +166,7 @@ func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteReque
 		e.mu.Unlock()
 		return res, err
 	}
-	cmd := command{e: e, sessionID: next.ID, conversationID: next.ConversationID, id: c.newID(), n: next.CommandCount, line: req.Command, confine: confine}
+	cmd := command{e: e, sessionID: next.ID, conversationID: next.ConversationID, id: c.newID(), n: next.CommandCount, line: req.Command, confine: confine, timeout: req.Timeout}
 	base := c.commandEvent(&next, req.Command, a)
 	base.Detail = mergeDetail(base.Detail, map[string]string{"command_id": cmd.id, "decision": policy.Auto.String(), "description": req.Description})
 	base.Detail = mergeDetail(base.Detail, sandboxDetail(confine))

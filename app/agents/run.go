@@ -64,6 +64,9 @@ type command struct {
 	line           string
 	// confine is the command's confinement; nil runs it unconfined.
 	confine *ports.Confinement
+	// timeout, when positive and shorter than the configured one, ends the
+	// command sooner (the agent asked for it).
+	timeout time.Duration
 }
 
 // run executes cmd through the terminal host, on pipes, as `$SHELL -c
@@ -117,11 +120,15 @@ func (c *core) run(ctx context.Context, cmd command) (RunResult, error) {
 	c.keep(cmd.e, term)
 
 	var timedOut, abandoned chan struct{}
-	if c.cfg.CommandTimeout > 0 {
+	limit := c.cfg.CommandTimeout
+	if cmd.timeout > 0 && (limit <= 0 || cmd.timeout < limit) {
+		limit = cmd.timeout
+	}
+	if limit > 0 {
 		timedOut, abandoned = make(chan struct{}), make(chan struct{})
 		var mu sync.Mutex
 		var grace ports.Timer
-		timer := c.clock.AfterFunc(c.cfg.CommandTimeout, func() {
+		timer := c.clock.AfterFunc(limit, func() {
 			close(timedOut)
 			_ = term.Kill()
 			mu.Lock()
