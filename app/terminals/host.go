@@ -247,7 +247,7 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 		if t.tap != nil {
 			t.tap(Stderr, []byte(msg))
 		}
-		t.output(msg)
+		t.output(nil, msg)
 		t.startErr = spawnErr
 		t.finish(terminal.CouldNotStart())
 		return t, nil

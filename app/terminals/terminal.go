@@ -120,7 +120,7 @@ func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 	if lender == nil {
 		owned = make([]byte, bufSize)
 	}
-	var dec terminal.Decoder
+	var out outStream
 	marks := t.marks
 	if stream != Stdout {
 		marks = nil
@@ -140,9 +140,9 @@ func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 				t.tap(stream, buf[:n])
 			}
 			if marks != nil {
-				t.outputMarked(&dec, marks.feed(buf[:n]))
+				t.outputMarked(&out, marks.feed(buf[:n]))
 			} else {
-				t.output(dec.Decode(buf[:n]))
+				t.output(&out, out.dec.Decode(buf[:n]))
 			}
 		}
 		if lender != nil && buf != nil {
@@ -153,31 +153,51 @@ func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 		}
 	}
 	if marks != nil {
-		t.output(dec.Decode(marks.flush()))
+		t.output(&out, out.dec.Decode(marks.flush()))
 	}
-	t.output(dec.Flush())
+	t.output(&out, out.dec.Flush())
+	// What the filter still holds is an unfinished sequence: never shown.
+	_ = out.queries.Flush()
+}
+
+// outStream is one output stream's text state: its decoder, and the filter
+// that keeps the queries in it out of the scrollback. Both belong to the
+// stream's drain goroutine.
+type outStream struct {
+	dec     terminal.Decoder
+	queries terminal.QueryFilter
+}
+
+// keep is what of text the scrollback keeps: all but the queries, which
+// would be answered again by every viewer it is replayed to (see
+// terminal.QueryFilter). Live viewers get text whole.
+func (o *outStream) keep(text string) string {
+	if o == nil {
+		return text
+	}
+	return o.queries.FilterString(text)
 }
 
 // outputMarked publishes cleaned output and the actions its marks cause, in
 // the order they came, as one step.
-func (t *Terminal) outputMarked(dec *terminal.Decoder, f fed) {
+func (t *Terminal) outputMarked(out *outStream, f fed) {
 	if len(f.marks) == 0 {
-		t.output(dec.Decode(f.out))
+		t.output(out, out.dec.Decode(f.out))
 		return
 	}
 	texts := make([]string, 0, len(f.marks)+1)
 	prev := 0
 	for _, m := range f.marks {
-		texts = append(texts, dec.Decode(f.out[prev:m.Offset]))
+		texts = append(texts, out.dec.Decode(f.out[prev:m.Offset]))
 		prev = m.Offset
 	}
-	texts = append(texts, dec.Decode(f.out[prev:]))
+	texts = append(texts, out.dec.Decode(f.out[prev:]))
 	now := t.host.clock.Now().UnixMilli()
 	t.host.hub.Update(func(tx hub.Tx) {
 		var acts []terminal.Action
 		for i, text := range texts {
 			if text != "" {
-				t.applyLocked(tx, terminal.Data{Data: text})
+				t.dataLocked(tx, text, out.keep(text))
 			}
 			if i < len(f.marks) {
 				acts = t.marks.tracker.Mark(f.marks[i], now, acts[:0])
@@ -198,17 +218,23 @@ func (t *Terminal) applyLocked(tx hub.Tx, a terminal.Action) {
 	}
 }
 
-func (t *Terminal) output(text string) {
+// output publishes a stream's text; out is nil for the daemon's own
+// messages, which hold no queries.
+func (t *Terminal) output(out *outStream, text string) {
 	if text == "" {
 		return
 	}
-	a := terminal.Data{Data: text}
-	t.host.hub.Update(func(tx hub.Tx) {
-		t.state.Apply(a)
-		if !t.removed {
-			tx.Publish(t.uri, a, nil, "")
-		}
-	})
+	kept := out.keep(text)
+	t.host.hub.Update(func(tx hub.Tx) { t.dataLocked(tx, text, kept) })
+}
+
+// dataLocked keeps kept in the scrollback and announces text, whole, to
+// live viewers; the caller holds the hub's lock.
+func (t *Terminal) dataLocked(tx hub.Tx, text, kept string) {
+	t.state.Apply(terminal.Data{Data: kept})
+	if !t.removed {
+		tx.Publish(t.uri, terminal.Data{Data: text}, nil, "")
+	}
 }
 
 // finish records and announces the exit; the caller guarantees it runs once.

@@ -1,0 +1,34 @@
+package terminals_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/domain/terminal"
+)
+
+func TestScrollbackKeepsNoQueryWhileLiveViewersGetThemWhole(t *testing.T) {
+	for _, pty := range []bool{false, true} {
+		f := newHost(t, terminals.Config{}, nil)
+		// The program waits until a viewer is there, then asks DA1, CPR
+		// and the background colour, each split across writes.
+		term := f.create(terminals.Spec{PTY: pty, Command: `read go; printf 'a\033['; printf 'c\033[6'; printf 'n\033]11;'; printf '?\033\\b\n'`})
+		live := f.watch(term.URI())
+		require.NoError(t, term.Write("go\n"))
+		exitOf(t, term)
+		live.until("the exit", func() bool { return len(live.exits()) == 1 })
+		require.Contains(t, live.text.String(), "a\x1b[c\x1b[6n\x1b]11;?\x1b\\b", "live output is whole")
+
+		late := f.watch(term.URI())
+		text := late.text.String()
+		require.Contains(t, text, "ab")
+		require.NotContains(t, text, "\x1b[c")
+		require.NotContains(t, text, "\x1b[6n")
+		require.NotContains(t, text, "\x1b]11;")
+		snap, err := f.host.Snapshot(term.URI())
+		require.NoError(t, err)
+		require.Equal(t, text, terminal.Text(snap.Content))
+	}
+}
