@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shellgate/shellgate/adapters/screen"
+	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/domain/terminal"
 )
@@ -31,4 +33,28 @@ func TestScrollbackKeepsNoQueryWhileLiveViewersGetThemWhole(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, text, terminal.Text(snap.Content))
 	}
+}
+
+func TestPtySnapshotCarriesTheCurrentScreenAndPipesNone(t *testing.T) {
+	f := newHost(t, terminals.Config{Screens: screen.New()}, nil)
+	tty := f.create(terminals.Spec{PTY: true, Cols: 40, Rows: 10, Command: `printf '\033[?1049h\033[2;5Hfull-screen'; read x`})
+	w := f.watch(tty.URI())
+	w.untilOutput("full-screen")
+	snap := subscribe(t, f.host, hub.NewSubscriber("late", 0), tty.URI())
+	require.NotEmpty(t, snap.Screen)
+	drawn := screen.NewScreen(40, 10)
+	defer drawn.Close()
+	drawn.Write(snap.Screen)
+	require.Equal(t, "    full-screen", drawn.Rows()[1])
+	require.Len(t, drawn.Rows(), 10)
+
+	require.NoError(t, f.host.Apply(terminals.Dispatch{URI: tty.URI(), Action: terminal.Resized{Cols: 50, Rows: 12}}))
+	resized := screen.NewScreen(50, 12)
+	defer resized.Close()
+	resized.Write(subscribe(t, f.host, hub.NewSubscriber("later", 0), tty.URI()).Screen)
+	require.Equal(t, "    full-screen", resized.Rows()[1], "the model follows the size")
+
+	pipe := f.create(terminals.Spec{Command: "echo hi"})
+	exitOf(t, pipe)
+	require.Empty(t, subscribe(t, f.host, hub.NewSubscriber("pipe", 0), pipe.URI()).Screen)
 }

@@ -19,6 +19,9 @@ type Terminal struct {
 	isPty bool
 	tap   func(Stream, []byte) // Spec.OnOutput; nil when nobody taps
 	marks *markReader          // pty terminals only; nil on pipes
+	// screen is the screen model (pty terminals, when the host keeps
+	// them), guarded by the hub's lock like the state it goes with.
+	screen ports.Screen
 
 	// startErr is why the process could not be started; set before done
 	// closes, nil when it started.
@@ -233,6 +236,12 @@ func (t *Terminal) output(out *outStream, text string) {
 func (t *Terminal) dataLocked(tx hub.Tx, text, kept string) {
 	t.state.Apply(terminal.Data{Data: kept})
 	if !t.removed {
+		if t.screen != nil {
+			// Fed in the same step as the scrollback, so that a snapshot's
+			// screen is exactly the output before its sequence number;
+			// and fed without the queries, so the model has none to answer.
+			t.screen.Write(kept)
+		}
 		tx.Publish(t.uri, terminal.Data{Data: text}, nil, "")
 	}
 }

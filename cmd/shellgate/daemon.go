@@ -20,6 +20,7 @@ import (
 	"github.com/shellgate/shellgate/adapters/ahp"
 	"github.com/shellgate/shellgate/adapters/clock"
 	"github.com/shellgate/shellgate/adapters/metrics"
+	"github.com/shellgate/shellgate/adapters/screen"
 	"github.com/shellgate/shellgate/adapters/shellinit"
 	"github.com/shellgate/shellgate/adapters/spawner/local"
 	"github.com/shellgate/shellgate/adapters/transport/websocket"
@@ -86,6 +87,7 @@ func terminalsConfig(cfg Config) terminals.Config {
 		Dir:             dir,
 		ScrollbackLimit: cfg.ScrollbackChars,
 		StopGrace:       cfg.StopGrace,
+		Screens:         screen.New(),
 	}
 	if cfg.ShellIntegration {
 		tc.Integration = shellinit.New(filepath.Join(cfg.DataDir, "shell-integration"))

@@ -1,0 +1,294 @@
+// Package screen is the terminal host's screen model, on
+// github.com/charmbracelet/x/vt: an emulator per pty terminal, fed its
+// output, that serializes its screen as a VT byte stream a viewer's terminal
+// replays to show the same thing.
+package screen
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/vt"
+
+	"github.com/shellgate/shellgate/ports"
+)
+
+// Factory makes vt-backed screen models.
+type Factory struct{}
+
+// New returns the factory.
+func New() Factory { return Factory{} }
+
+var _ ports.Screens = Factory{}
+
+// NewScreen returns a blank screen of the size.
+func (Factory) NewScreen(cols, rows int) ports.Screen { return NewScreen(cols, rows) }
+
+// Screen is one terminal's model.
+type Screen struct {
+	emu *vt.Emulator
+	// modes are the DEC (private) and ANSI modes set now that differ from
+	// a blank terminal's, as the emulator reports them.
+	modes map[ansi.Mode]bool
+	// region is each screen's scroll region, rows [top, bottom) ; zero
+	// means the whole screen.
+	region [2][2]int
+	// main is the main screen drawn at the moment the alternate screen was
+	// entered: the emulator does not show the main one meanwhile, and
+	// nothing reaches it until the program leaves the alternate screen.
+	main      string
+	mainSaved bool
+}
+
+// NewScreen returns a blank screen of the size.
+func NewScreen(cols, rows int) *Screen {
+	s := &Screen{emu: vt.NewEmulator(cols, rows), modes: map[ansi.Mode]bool{}}
+	// The host keeps the scrollback; the emulator's own would hold up to
+	// 10,000 lines of cells per terminal. It cannot be turned off, only
+	// made one line long.
+	s.emu.SetScrollbackSize(1)
+	s.emu.SetCallbacks(vt.Callbacks{
+		EnableMode:  func(m ansi.Mode) { s.noteMode(m, true) },
+		DisableMode: func(m ansi.Mode) { s.noteMode(m, false) },
+	})
+	// The emulator answers queries into a pipe that nothing here reads: an
+	// answer would block the writer, under the host's lock. The host takes
+	// queries out before they get here; should one still come, the
+	// emulator's answering handlers are shadowed by ones that do nothing.
+	quiet := func(ansi.Params) bool { return true }
+	for _, cmd := range []int{
+		'c', ansi.Command('>', 0, 'c'), // DA1, DA2
+		'n', ansi.Command('?', 0, 'n'), // DSR, DEC DSR
+		ansi.Command(0, '$', 'p'), ansi.Command('?', '$', 'p'), // DECRQM
+	} {
+		s.emu.RegisterCsiHandler(cmd, quiet)
+	}
+	for _, cmd := range []int{10, 11, 12} {
+		s.emu.RegisterOscHandler(cmd, func(data []byte) bool { return bytes.Contains(data, []byte("?")) })
+	}
+	// Mode 2048 (in-band resize reports) answers when set and on every
+	// resize: a sequence setting it is ignored whole.
+	s.emu.RegisterCsiHandler(ansi.Command('?', 0, 'h'), func(params ansi.Params) bool {
+		for _, p := range params {
+			if p.Param(-1) == 2048 {
+				return true
+			}
+		}
+		s.beforeModeSet(params)
+		return false
+	})
+	// Scroll regions, which the emulator keeps to itself: watched on the
+	// way in, and the emulator then sets them.
+	s.emu.RegisterCsiHandler('r', func(params ansi.Params) bool {
+		s.noteRegion(params)
+		return false
+	})
+	s.emu.RegisterEscHandler('c', func() bool { // RIS
+		s.modes = map[ansi.Mode]bool{}
+		s.region = [2][2]int{}
+		s.main, s.mainSaved = "", false
+		return false
+	})
+	return s
+}
+
+// defaults are the modes a blank terminal has set.
+var defaults = map[ansi.Mode]bool{ansi.ModeAutoWrap: true, ansi.ModeTextCursorEnable: true}
+
+func (s *Screen) noteMode(m ansi.Mode, on bool) {
+	switch m {
+	case ansi.ModeAltScreen, ansi.ModeAltScreenSaveCursor, ansi.ModeSaveCursor:
+		return // the screen itself says which one is shown
+	}
+	if on == defaults[m] {
+		delete(s.modes, m)
+		return
+	}
+	s.modes[m] = on
+}
+
+// beforeModeSet draws the main screen before the program switches to the
+// alternate one.
+func (s *Screen) beforeModeSet(params ansi.Params) {
+	if s.emu.IsAltScreen() {
+		return
+	}
+	for _, p := range params {
+		switch p.Param(-1) {
+		case 47, 1047, 1049:
+			s.main = s.draw()
+			s.mainSaved = true
+			return
+		}
+	}
+}
+
+func (s *Screen) screenIndex() int {
+	if s.emu.IsAltScreen() {
+		return 1
+	}
+	return 0
+}
+
+// noteRegion follows DECSTBM as the emulator reads it.
+func (s *Screen) noteRegion(params ansi.Params) {
+	top, _, _ := params.Param(0, 1)
+	bottom, _, _ := params.Param(1, s.emu.Height())
+	if top < 1 {
+		top = 1
+	}
+	if bottom < 1 || bottom > s.emu.Height() {
+		bottom = s.emu.Height()
+	}
+	if top >= bottom {
+		return
+	}
+	if top == 1 && bottom == s.emu.Height() {
+		s.region[s.screenIndex()] = [2]int{}
+		return
+	}
+	s.region[s.screenIndex()] = [2]int{top - 1, bottom}
+}
+
+// Write feeds output.
+func (s *Screen) Write(text string) {
+	if !s.emu.IsAltScreen() && s.mainSaved {
+		s.main, s.mainSaved = "", false
+	}
+	_, _ = s.emu.WriteString(text)
+	if !s.emu.IsAltScreen() && s.mainSaved {
+		s.main, s.mainSaved = "", false
+	}
+}
+
+// Resize follows the window size; the emulator then resets the margins.
+func (s *Screen) Resize(cols, rows int) {
+	if cols == s.emu.Width() && rows == s.emu.Height() {
+		return
+	}
+	s.emu.Resize(cols, rows)
+	s.region = [2][2]int{}
+}
+
+// Close lets go of the model.
+func (s *Screen) Close() { _ = s.emu.Close() }
+
+// Rows is the shown screen as text, a string per row without trailing
+// blanks.
+func (s *Screen) Rows() []string {
+	rows := make([]string, s.emu.Height())
+	for y := range rows {
+		rows[y] = strings.TrimRight(s.line(y).String(), " ")
+	}
+	return rows
+}
+
+func (s *Screen) line(y int) uv.Line {
+	w := s.emu.Width()
+	line := make(uv.Line, w)
+	for x := 0; x < w; x++ {
+		if c := s.emu.CellAt(x, y); c != nil {
+			line[x] = *c
+		} else {
+			line[x] = uv.EmptyCell
+		}
+	}
+	return line
+}
+
+// draw paints the shown screen's cells, row by row from its top left.
+func (s *Screen) draw() string {
+	var b strings.Builder
+	b.WriteString("\x1b[0m\x1b[H\x1b[2J")
+	for y := 0; y < s.emu.Height(); y++ {
+		r := s.line(y).Render()
+		if strings.TrimRight(r, " ") == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\x1b[%dH%s", y+1, r)
+	}
+	b.WriteString("\x1b[0m")
+	return b.String()
+}
+
+// Serialize draws the screen on a blank terminal of its size.
+func (s *Screen) Serialize() string {
+	var b strings.Builder
+	// A terminal that is not blank (one that replayed the scrollback
+	// first, a person's own under attach) starts from a soft reset and the
+	// modes that it leaves alone switched off. Autowrap is off while
+	// painting: a full last column must not scroll.
+	b.WriteString(baseline)
+	b.WriteString("\x1b[?7l")
+	if s.emu.IsAltScreen() {
+		if s.mainSaved {
+			b.WriteString(s.main)
+		}
+		b.WriteString("\x1b[?1049h")
+	}
+	b.WriteString(s.draw())
+	b.WriteString("\x1b[?7h")
+	if r := s.region[s.screenIndex()]; r != [2]int{} {
+		fmt.Fprintf(&b, "\x1b[%d;%dr", r[0]+1, r[1])
+	}
+	modes := make([]ansi.Mode, 0, len(s.modes))
+	for m := range s.modes {
+		modes = append(modes, m)
+	}
+	sort.Slice(modes, func(i, j int) bool { return modes[i].Mode() < modes[j].Mode() })
+	origin := false
+	for _, m := range modes {
+		if m == ansi.ModeOrigin {
+			origin = s.modes[m]
+			continue // set below, after the cursor is placed relative to it
+		}
+		if m == ansi.ModeNumericKeypad {
+			if s.modes[m] {
+				b.WriteString("\x1b=")
+			}
+			continue
+		}
+		b.WriteString(modeSeq(m, s.modes[m]))
+	}
+	pos := s.emu.CursorPosition()
+	if origin {
+		b.WriteString("\x1b[?6h")
+		top := s.region[s.screenIndex()][0]
+		fmt.Fprintf(&b, "\x1b[%d;%dH", pos.Y-top+1, pos.X+1)
+	} else {
+		fmt.Fprintf(&b, "\x1b[%d;%dH", pos.Y+1, pos.X+1)
+	}
+	if style, blink := s.emu.CursorStyle(); style != vt.CursorBlock || !blink {
+		fmt.Fprintf(&b, "\x1b[%d q", cursorStyle(style, blink))
+	}
+	return b.String()
+}
+
+// baseline is DECSTR (SGR, scroll region, origin, insert, cursor shown,
+// keypad numeric, autowrap) and then the modes DECSTR keeps: cursor keys,
+// mouse reporting, focus events, bracketed paste.
+const baseline = "\x1b[!p\x1b[?1l\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1004l\x1b[?1006l\x1b[?2004l\x1b[0 q"
+
+func modeSeq(m ansi.Mode, on bool) string {
+	end := "l"
+	if on {
+		end = "h"
+	}
+	if _, dec := m.(ansi.DECMode); dec {
+		return fmt.Sprintf("\x1b[?%d%s", m.Mode(), end)
+	}
+	return fmt.Sprintf("\x1b[%d%s", m.Mode(), end)
+}
+
+// cursorStyle is DECSCUSR's parameter.
+func cursorStyle(style vt.CursorStyle, blink bool) int {
+	n := 2*int(style) + 1
+	if !blink {
+		n++
+	}
+	return n
+}
