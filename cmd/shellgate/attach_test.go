@@ -1,7 +1,10 @@
 package main
 
 import (
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -52,4 +55,64 @@ func TestInputKeepsASplitCharacterForTheNextRead(t *testing.T) {
 	text, carry = completeUTF8([]byte{'a', 0xff})
 	require.Equal(t, "a\xff", text)
 	require.Empty(t, carry)
+}
+
+func TestAnswersToDrawnHistoryAreNotTyped(t *testing.T) {
+	answers := "\x1b[?62;22c\x1b[5;1R\x1b]11;rgb:0000/0000/0000\x1b\\"
+	for _, tc := range []struct {
+		name  string
+		reads []string
+		typed string
+	}{
+		{"answers then the fence's, in one read", []string{answers + statusAnswer + "ls\r"}, "ls\r"},
+		{"the fence's answer split across reads", []string{answers + "\x1b[", "0", "nls\r"}, "ls\r"},
+		{"split after its ESC", []string{answers + "\x1b", "[0nx"}, "x"},
+		{"nothing after it", []string{answers + statusAnswer}, ""},
+		{"a lone ESC before it is dropped too", []string{"\x1b", "\x1b[0n", "q"}, "q"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var f answerFence
+			f.expect(time.Hour)
+			var typed []byte
+			for _, r := range tc.reads {
+				typed = append(typed, f.filter([]byte(r))...)
+			}
+			require.Equal(t, tc.typed, string(typed))
+			require.Equal(t, "after", string(f.filter([]byte("after"))), "once answered, input passes")
+		})
+	}
+}
+
+func TestTwoFencesWaitForTwoAnswers(t *testing.T) {
+	var f answerFence
+	f.expect(time.Hour)
+	f.expect(time.Hour)
+	require.Empty(t, f.filter([]byte("a\x1b[0nb")))
+	require.Equal(t, "c", string(f.filter([]byte("\x1b[0nc"))))
+}
+
+func TestATerminalThatNeverAnswersGetsItsInputBack(t *testing.T) {
+	var f answerFence
+	f.expect(time.Millisecond)
+	deadline := time.Now().Add(time.Minute)
+	for string(f.filter([]byte("k"))) != "k" {
+		require.True(t, time.Now().Before(deadline), "input stayed fenced off")
+		runtime.Gosched()
+	}
+}
+
+func TestDetachResetsTheScrollRegionWithoutMovingTheCursor(t *testing.T) {
+	r := detachReset(false)
+	require.Contains(t, r, "\x1b7\x1b[r\x1b8")
+	require.NotContains(t, r, "\x1b[?1049l", "the main screen stays when the program never left it")
+	require.True(t, strings.HasPrefix(detachReset(true), "\x1b[?1049l"))
+}
+
+func TestAlternateScreenIsFollowedInAllItsModes(t *testing.T) {
+	for _, m := range []string{"47", "1047", "1049"} {
+		on, off := altSwitch("x\x1b[?" + m + "hy")
+		require.Greater(t, on, off, m)
+		on, off = altSwitch("\x1b[?" + m + "hy\x1b[?" + m + "l")
+		require.Greater(t, off, on, m)
+	}
 }
