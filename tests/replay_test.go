@@ -1,11 +1,18 @@
 package tests
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shellgate/shellgate/adapters/screen"
 	"github.com/shellgate/shellgate/tests/ahpclient"
 )
 
@@ -101,4 +108,110 @@ func TestBrowserOpeningATerminalTypesNothingIntoIt(t *testing.T) {
 	require.True(t, strings.HasPrefix(got, "got=[fence]\r\n"), "the shell received input nobody typed: %q", got)
 	b.waitScreenLine("got=[fence]")
 	b.requireCleanPage()
+}
+
+// screenRowsOf subscribes c to uri once and returns the rows the
+// snapshot's shellgate/screen draws on a blank terminal of cols×rows.
+func screenRowsOf(t *testing.T, c *ahpclient.Client, uri string, cols, rows int) []string {
+	t.Helper()
+	snap, rpcErr, err := c.Subscribe(ctxT(t), uri)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	require.NoError(t, c.Unsubscribe(ctxT(t), uri))
+	state, err := snap.Terminal()
+	require.NoError(t, err)
+	var raw struct {
+		Meta map[string]string `json:"_meta"`
+	}
+	require.NoError(t, json.Unmarshal(state.Raw, &raw))
+	serialized, ok := raw.Meta["shellgate/screen"]
+	require.True(t, ok, "a pty terminal's snapshot carries shellgate/screen")
+	s := screen.NewScreen(cols, rows)
+	defer s.Close()
+	s.Write(serialized)
+	return s.Rows()
+}
+
+// vimTerminal opens bash in an 80×24 pty, starts vim on a two-line file and
+// waits until vim has drawn it.
+func vimTerminal(t *testing.T, owner *ahpclient.Client, uri string) {
+	t.Helper()
+	rpcErr, err := owner.CreateTerminal(ctxT(t), ahpclient.CreateParams{Channel: uri, Name: "vim", Cols: 80, Rows: 24,
+		Meta: spawn("exec bash --norc --noprofile", true)})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, rpcErr, err = owner.Subscribe(ctxT(t), uri)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	dir := t.TempDir()
+	// The file's text is not in the command line, so it shows only once vim
+	// draws it.
+	_, err = owner.Dispatch(ctxT(t), uri, ahpclient.InputAction(fmt.Sprintf(
+		"cd %s && printf 'al%%sha\\nb%%sta\\n' p e > f.txt && vim -u NONE -N -i NONE -n f.txt\n", dir)))
+	require.NoError(t, err)
+	_, err = owner.WaitOutput(ctxT(t), uri, "alpha")
+	require.NoError(t, err)
+	// vim paints on: wait until the model shows the file and its last "~".
+	deadline := time.Now().Add(patience)
+	for {
+		rows := screenRowsOf(t, owner, uri, 80, 24)
+		if rows[0] == "alpha" && rows[1] == "beta" && rows[22] == "~" {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "vim did not draw the file; the model shows:\n%s", strings.Join(rows, "\n"))
+		_, _ = owner.WaitOutput(ctxT(t), uri, "\x1b[")
+	}
+}
+
+func requireVim(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("vim"); err != nil {
+		t.Skipf("vim is not installed (Debian: apt-get install vim): %v", err)
+	}
+}
+
+// TestBrowserLateViewerSeesVimsScreen opens, in headless Chromium, a
+// terminal where vim is open, long after vim drew its screen: the
+// scrollback (kept short here) no longer holds that drawing, so the page
+// can only show it from the host's screen model.
+func TestBrowserLateViewerSeesVimsScreen(t *testing.T) {
+	requireBrowser(t)
+	requireVim(t)
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("scrollback_chars: 200\n"), 0o600))
+	d := startDaemon(t, "--config", cfg)
+	users := filepath.Join(d.dataDir, "users.yaml")
+	raw, err := os.ReadFile(users)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(users, []byte("roles:\n  watcher: [terminal:output]\n"+string(raw)), 0o600))
+	// A watcher follows the host's size, so vim is not redrawn for the page.
+	wanda := d.addUser(t, "wanda", "watcher")
+	owner := d.dial(t, ahpclient.DialOptions{})
+	initialize(t, owner, "owner")
+	const uri = "ahp-terminal:/browser-vim"
+	vimTerminal(t, owner, uri)
+
+	model := screenRowsOf(t, owner, uri, 80, 24)
+	require.Equal(t, "alpha", model[0])
+	require.Equal(t, "beta", model[1])
+	require.Equal(t, "~", model[2])
+	snap, _, err := owner.Subscribe(ctxT(t), uri)
+	require.NoError(t, err)
+	state, err := snap.Terminal()
+	require.NoError(t, err)
+	require.NotContains(t, state.Text(), "alpha", "the scrollback alone no longer holds vim's drawing")
+
+	b := newPageBrowser(t)
+	b.signIn(startBrowserFront(t, d, nil).url, wanda)
+	row := browserRow(uri)
+	b.visible(row)
+	b.click(row + ` [data-testid="terminal-open"]`)
+	b.waitScreenLine("alpha")
+	b.waitJS("the page to finish drawing the snapshot",
+		`document.querySelector('[data-testid="terminal-screen"]').dataset.replaying === '0'`, nil)
+	require.Equal(t, "alternate", browserEval[string](b, `window.shellgate.term.buffer.active.type`), "vim is on the alternate screen")
+	require.Equal(t, "80x24", browserEval[string](b, `window.shellgate.term.cols + 'x' + window.shellgate.term.rows`))
+	require.Equal(t, screenRowsOf(t, owner, uri, 80, 24), b.screenRows(), "the page shows the host's screen")
+	b.requireCleanPage()
+	b.screenshot("browser-late-viewer-vim")
 }
