@@ -627,10 +627,12 @@ func (a *attachment) drawHistory(s string) error {
 // drawn so far is sent as typed input: history may hold a program's
 // queries (device attributes, cursor position, colours…), and the local
 // terminal answers each, on this side's input, as if typed. attach asks
-// the terminal for its status (DSR 5) after the drawing; a terminal
-// answers in order, so every answer to the drawing comes before "CSI 0 n",
-// and input is dropped until that comes. A terminal that does not answer
-// DSR 5 gets its input back after answerWait.
+// the terminal for its status (DSR 5) after the drawing; a terminal answers
+// in order, so every answer to the drawing comes before "CSI 0 n". Until
+// then every escape sequence read is dropped (answers are escape
+// sequences; so are arrow and function keys pressed meanwhile, which are
+// lost), and plain typing passes. A terminal that does not answer DSR 5
+// gets its escape sequences back after answerWait.
 func (a *attachment) fenceAnswers() {
 	if !a.inTTY || !a.outTTY || !a.isRaw() {
 		return
@@ -648,14 +650,17 @@ const (
 // answerWait is how long input waits for the fence's answer at most.
 const answerWait = 2 * time.Second
 
-// answerFence drops input until the local terminal's answer to the status
-// query attach sent after drawing history.
+// answerFence drops the escape sequences in input until the local
+// terminal's answer to the status query attach sent after drawing history.
 type answerFence struct {
 	mu      sync.Mutex
 	pending int    // answers still to come
-	held    []byte // a possible start of the answer, from the last read
+	held    []byte // an escape sequence not yet complete, from the last read
 	gen     int    // which expect the timer belongs to
 }
+
+// maxHeld bounds a held sequence: no answer is that long.
+const maxHeld = 4096
 
 // expect counts one more answer to wait for, for at most wait.
 func (f *answerFence) expect(wait time.Duration) {
@@ -673,8 +678,7 @@ func (f *answerFence) expect(wait time.Duration) {
 	})
 }
 
-// filter returns what of p is typed input: everything up to the answer
-// each pending fence waits for is dropped, the answer too.
+// filter returns what of p is typed input.
 func (f *answerFence) filter(p []byte) []byte {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -683,19 +687,62 @@ func (f *answerFence) filter(p []byte) []byte {
 	}
 	buf := append(f.held, p...)
 	f.held = nil
-	for f.pending > 0 {
-		i := bytes.Index(buf, []byte(statusAnswer))
-		if i < 0 {
-			// Keep a tail that may be the answer's start.
-			keep := min(len(buf), len(statusAnswer)-1)
-			for keep > 0 && !bytes.HasPrefix([]byte(statusAnswer), buf[len(buf)-keep:]) {
-				keep--
-			}
-			f.held = bytes.Clone(buf[len(buf)-keep:])
-			return nil
+	out := make([]byte, 0, len(buf))
+	for i := 0; i < len(buf); {
+		if f.pending == 0 {
+			return append(out, buf[i:]...)
 		}
-		buf = buf[i+len(statusAnswer):]
-		f.pending--
+		if buf[i] != 0x1b {
+			out = append(out, buf[i])
+			i++
+			continue
+		}
+		n := escapeLen(buf[i:])
+		if n == 0 {
+			if len(buf)-i <= maxHeld {
+				f.held = bytes.Clone(buf[i:])
+			}
+			break
+		}
+		if string(buf[i:i+n]) == statusAnswer {
+			f.pending--
+		}
+		i += n
 	}
-	return buf
+	return out
+}
+
+// escapeLen is the length of the escape sequence p starts with (p[0] is
+// ESC), or 0 when p ends before it does.
+func escapeLen(p []byte) int {
+	if len(p) < 2 {
+		return 0
+	}
+	switch p[1] {
+	case 0x1b:
+		return 1 // a lone ESC, cut short by the next
+	case '[':
+		for i := 2; i < len(p); i++ {
+			if p[i] >= 0x40 && p[i] <= 0x7e {
+				return i + 1
+			}
+		}
+		return 0
+	case ']', 'P', '_', '^', 'X':
+		for i := 2; i < len(p); i++ {
+			if p[i] == 0x07 && p[1] == ']' {
+				return i + 1
+			}
+			if p[i] == 0x1b && i+1 < len(p) && p[i+1] == '\\' {
+				return i + 2
+			}
+		}
+		return 0
+	case 'O':
+		if len(p) < 3 {
+			return 0
+		}
+		return 3
+	}
+	return 2
 }

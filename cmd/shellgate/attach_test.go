@@ -69,6 +69,10 @@ func TestAnswersToDrawnHistoryAreNotTyped(t *testing.T) {
 		{"split after its ESC", []string{answers + "\x1b", "[0nx"}, "x"},
 		{"nothing after it", []string{answers + statusAnswer}, ""},
 		{"a lone ESC before it is dropped too", []string{"\x1b", "\x1b[0n", "q"}, "q"},
+		{"typing before and between the answers passes", []string{"echo hi\r\x1b[?62;22c", "ls" + statusAnswer + "x"}, "echo hi\rlsx"},
+		{"an arrow key before the fence's answer is lost", []string{"\x1b[A\x1bOB" + statusAnswer + "\x1b[C"}, "\x1b[C"},
+		{"an OSC answer ended by BEL", []string{"\x1b]11;rgb:0/0/0\a" + statusAnswer}, ""},
+		{"a DCS answer split across reads", []string{"\x1bP1$r0m\x1b", "\\" + statusAnswer}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var f answerFence
@@ -87,8 +91,8 @@ func TestTwoFencesWaitForTwoAnswers(t *testing.T) {
 	var f answerFence
 	f.expect(time.Hour)
 	f.expect(time.Hour)
-	require.Empty(t, f.filter([]byte("a\x1b[0nb")))
-	require.Equal(t, "c", string(f.filter([]byte("\x1b[0nc"))))
+	require.Equal(t, "a", string(f.filter([]byte("\x1b[?62;22ca\x1b[0n\x1b[5;1R"))))
+	require.Equal(t, "\x1b[Dc", string(f.filter([]byte("\x1b[0n\x1b[Dc"))), "after the second answer, keys pass")
 }
 
 func TestATerminalThatNeverAnswersGetsItsInputBack(t *testing.T) {
