@@ -42,7 +42,21 @@ type Screen struct {
 	// nothing reaches it until the program leaves the alternate screen.
 	main      string
 	mainSaved bool
+
+	// pending is plain text (no escapes, no controls but tab, CR, LF,
+	// backspace, bell) not yet fed to the emulator. The emulator copies
+	// every cell of the screen for each line it scrolls, which makes a
+	// flood of plain lines very slow through it; of a run of plain lines
+	// only the last screenful can show, so only the last ones are fed,
+	// when the screen is next looked at or other output comes.
+	pending []byte
+	// pendingCut says that lines were already left out of pending's head
+	// (pending starts after a CR LF).
+	pendingCut bool
 }
+
+// maxPending bounds the plain text held back before it is fed anyway.
+const maxPending = 64 << 10
 
 // NewScreen returns a blank screen of the size.
 func NewScreen(cols, rows int) *Screen {
@@ -156,6 +170,88 @@ func (s *Screen) noteRegion(params ansi.Params) {
 
 // Write feeds output.
 func (s *Screen) Write(text string) {
+	if s.plainScrolls() && isPlain(text) {
+		s.pending = append(s.pending, text...)
+		if len(s.pending) > maxPending {
+			// Leave out the head that scrolls off; when there is no line
+			// to cut at, feed it.
+			if cut := s.cutPoint(); cut > 0 {
+				s.pending = append(s.pending[:0], s.pending[cut:]...)
+				s.pendingCut = true
+			} else {
+				s.flush()
+			}
+		}
+		return
+	}
+	s.flush()
+	s.write(text)
+}
+
+// plainScrolls reports whether plain lines scroll the whole screen, so that
+// those that scroll off can be left out: no scroll region, no origin mode,
+// no left and right margins.
+func (s *Screen) plainScrolls() bool {
+	return s.region[s.screenIndex()] == [2]int{} && !s.modes[ansi.ModeOrigin] && !s.modes[ansi.ModeLeftRightMargin]
+}
+
+// isPlain reports whether text holds nothing but printable characters and
+// tab, CR, LF, backspace and bell.
+func isPlain(text string) bool {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '\t' || c == '\r' || c == '\n' || c == '\b' || c == '\a':
+		case c < 0x20 || c == 0x7f:
+			return false
+		case c == 0xc2 && i+1 < len(text) && text[i+1] >= 0x80 && text[i+1] <= 0x9f:
+			return false // a C1 control
+		}
+	}
+	return true
+}
+
+// flush feeds the plain text held back. Of it, what comes before the last
+// 2×rows line feeds that each follow a CR is left out: it all scrolls off.
+// From a CR LF on, the cursor is at column 0 either way (a CR is written
+// first to make sure), and 2×rows line feeds take any cursor to the bottom
+// and scroll whatever was above off the screen, so what shows is the same.
+func (s *Screen) flush() {
+	if len(s.pending) == 0 {
+		return
+	}
+	if cut := s.cutPoint(); cut > 0 {
+		s.write("\r" + string(s.pending[cut:]))
+	} else if s.pendingCut {
+		s.write("\r" + string(s.pending))
+	} else {
+		s.write(string(s.pending))
+	}
+	s.pending, s.pendingCut = s.pending[:0], false
+	if cap(s.pending) > 2*maxPending {
+		s.pending = nil
+	}
+}
+
+// cutPoint is where the pending text may start (just after a CR LF
+// followed by 2×rows line feeds), or 0.
+func (s *Screen) cutPoint() int {
+	p := s.pending
+	need := 2 * s.emu.Height()
+	feeds := 0
+	for i := len(p) - 1; i > 0; i-- {
+		if p[i] != '\n' {
+			continue
+		}
+		if feeds >= need && p[i-1] == '\r' {
+			return i + 1
+		}
+		feeds++
+	}
+	return 0
+}
+
+func (s *Screen) write(text string) {
 	if !s.emu.IsAltScreen() && s.mainSaved {
 		s.main, s.mainSaved = "", false
 	}
@@ -170,6 +266,7 @@ func (s *Screen) Resize(cols, rows int) {
 	if cols == s.emu.Width() && rows == s.emu.Height() {
 		return
 	}
+	s.flush()
 	s.emu.Resize(cols, rows)
 	s.region = [2][2]int{}
 }
@@ -180,6 +277,7 @@ func (s *Screen) Close() { _ = s.emu.Close() }
 // Rows is the shown screen as text, a string per row without trailing
 // blanks.
 func (s *Screen) Rows() []string {
+	s.flush()
 	rows := make([]string, s.emu.Height())
 	for y := range rows {
 		rows[y] = strings.TrimRight(s.line(y).String(), " ")
@@ -217,6 +315,7 @@ func (s *Screen) draw() string {
 
 // Serialize draws the screen on a blank terminal of its size.
 func (s *Screen) Serialize() string {
+	s.flush()
 	var b strings.Builder
 	// A terminal that is not blank (one that replayed the scrollback
 	// first, a person's own under attach) starts from a soft reset and the

@@ -1,6 +1,7 @@
 package screen_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -103,4 +104,47 @@ func TestResizeResetsTheScrollRegion(t *testing.T) {
 	require.Regexp(t, `\x1b\[2;10r`, s.Serialize())
 	s.Resize(100, 30)
 	require.NotRegexp(t, `\x1b\[\d+;\d+r`, s.Serialize(), "no region after a resize")
+}
+
+func TestPlainFloodShowsWhatFeedingEveryLineShows(t *testing.T) {
+	long := strings.Repeat("wrap-me-", 23)
+	tests := []struct{ name, before, flood string }{
+		{"CR LF lines", "$ yes\r\n", strings.Repeat("y\r\n", 200) + "tail"},
+		{"long lines that wrap", "", strings.Repeat(long+"\r\n", 90) + long},
+		{"bare line feeds (a staircase)", "", strings.Repeat("ab\n", 100)},
+		{"mixed, with tabs and backspaces", "prompt$ ", strings.Repeat("a\tb\bc\r\n\n", 70) + "x\ry"},
+		{"fewer lines than a screen", "\x1b[5;10Hmid", "one\r\ntwo\r\n"},
+		{"after colours", "\x1b[31mred ", strings.Repeat("still red\r\n", 60)},
+		{"more than is held back", "", numbered(30000)},
+		{"one line longer than is held back", "", strings.Repeat("x", 200<<10) + "\r\nend"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fast := screen.NewScreen(40, 10)
+			defer fast.Close()
+			fast.Write(tt.before)
+			// In pieces, as reads cut it.
+			for i := 0; i < len(tt.flood); i += 37 {
+				fast.Write(tt.flood[i:min(i+37, len(tt.flood))])
+			}
+			every := screen.NewScreen(40, 10)
+			defer every.Close()
+			every.Write(tt.before)
+			// An escape after each piece makes the model take it at once.
+			for i := 0; i < len(tt.flood); i += 37 {
+				every.Write(tt.flood[i:min(i+37, len(tt.flood))] + "\x1b[?2004l")
+			}
+			require.Equal(t, every.Rows(), fast.Rows())
+			require.Equal(t, every.Serialize(), fast.Serialize())
+		})
+	}
+}
+
+// numbered is n numbered lines, each ended by CR LF.
+func numbered(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "line %d\r\n", i)
+	}
+	return b.String()
 }
