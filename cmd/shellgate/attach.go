@@ -34,7 +34,8 @@ func newAttachCmd() *cobra.Command {
 		Use:   "attach [terminal]",
 		Short: "Attach to a terminal (ahp-terminal:/ID or ID); with none, open a new shell",
 		Long: `Attach this terminal to one of the daemon's terminals: its scrollback is
-written first, then its live output, and what you type goes to it. The
+written first, and its current screen over it (a program such as vim shows
+as it is now), then its live output, and what you type goes to it. The
 window size follows this one. With no argument a new shell is opened on a
 pseudoterminal.
 

@@ -87,7 +87,9 @@ func terminalsConfig(cfg Config) terminals.Config {
 		Dir:             dir,
 		ScrollbackLimit: cfg.ScrollbackChars,
 		StopGrace:       cfg.StopGrace,
-		Screens:         screen.New(),
+	}
+	if cfg.ScreenModel {
+		tc.Screens = screen.New()
 	}
 	if cfg.ShellIntegration {
 		tc.Integration = shellinit.New(filepath.Join(cfg.DataDir, "shell-integration"))
