@@ -215,3 +215,56 @@ func TestBrowserLateViewerSeesVimsScreen(t *testing.T) {
 	b.requireCleanPage()
 	b.screenshot("browser-late-viewer-vim")
 }
+
+// TestBrowserReplayAfterAReconnectTypesNothing: what a terminal printed
+// while the page was disconnected comes back as a replay of the live
+// events, queries and all (only the scrollback is cleaned); the page must
+// not send what xterm.js answers to them.
+func TestBrowserReplayAfterAReconnectTypesNothing(t *testing.T) {
+	requireBrowser(t)
+	d := startDaemon(t)
+	sam := d.addUser(t, "sam", "member")
+	owner := d.dial(t, ahpclient.DialOptions{})
+	initialize(t, owner, "owner")
+	const uri = "ahp-terminal:/browser-replay-asks"
+	bashTerminal(t, owner, uri)
+	_, err := owner.Dispatch(ctxT(t), uri, ahpclient.InputAction("echo ready-$((2+3))\n"))
+	require.NoError(t, err)
+	_, err = owner.WaitOutput(ctxT(t), uri, "ready-5\r\n")
+	require.NoError(t, err)
+
+	f := startBrowserFront(t, d, nil)
+	b := newPageBrowser(t)
+	b.signIn(f.url, sam)
+	b.click(browserRow(uri) + ` [data-testid="terminal-open"]`)
+	b.waitScreenLine("ready-5")
+
+	f.refuseSockets(true)
+	require.Positive(t, f.dropSockets())
+	b.waitJS("the page to notice the loss",
+		`document.querySelector('[data-testid="conn-status"]').dataset.state !== 'connected'`, nil)
+	_, err = owner.Dispatch(ctxT(t), uri, ahpclient.InputAction(strings.TrimSuffix(queryLine, "\n")+
+		`; IFS= read -rs got; printf 'got=[%q]\n' "$got"`+"\n"))
+	require.NoError(t, err)
+	_, err = owner.WaitOutput(ctxT(t), uri, "printed-2\r\n")
+	require.NoError(t, err)
+	f.refuseSockets(false)
+
+	b.waitJS("the page to reconnect",
+		`document.querySelector('[data-testid="conn-status"]').dataset.state === 'connected'`, nil)
+	b.waitScreenLine("printed-2")
+	require.Equal(t, "replay", browserEval[string](b, `window.shellgate.client.lastHandshake`))
+	b.waitJS("the page to finish drawing the replay",
+		`document.querySelector('[data-testid="terminal-screen"]').dataset.replaying === '0'`, nil)
+
+	_, err = owner.Dispatch(ctxT(t), uri, ahpclient.InputAction("fence\n"))
+	require.NoError(t, err)
+	_, err = owner.WaitOutput(ctxT(t), uri, "got=[")
+	require.NoError(t, err)
+	_, err = owner.WaitOutput(ctxT(t), uri, "]\r\n")
+	require.NoError(t, err)
+	out := owner.Output(uri)
+	got := out[strings.LastIndex(out, "\ngot=[")+1:]
+	require.True(t, strings.HasPrefix(got, "got=[fence]\r\n"), "the shell received input nobody typed: %q", got)
+	b.requireCleanPage()
+}
