@@ -179,6 +179,9 @@ func (s *Screen) Write(text string) {
 				s.pending = append(s.pending[:0], s.pending[cut:]...)
 				s.pendingCut = true
 			} else {
+				s.cutLongLine()
+			}
+			if len(s.pending) > maxPending {
 				s.flush()
 			}
 		}
@@ -231,6 +234,30 @@ func (s *Screen) flush() {
 	if cap(s.pending) > 2*maxPending {
 		s.pending = nil
 	}
+}
+
+// cutLongLine shortens a long run of ASCII printable characters at the end
+// of pending (one line with no line feed, `yes | tr -d '\n'`): with
+// autowrap on, each char lands cols columns after the one cols before it,
+// so leaving out whole multiples of cols from the run's start changes no
+// column, and the 2×rows rows of it kept scroll whatever came before off.
+func (s *Screen) cutLongLine() {
+	if _, off := s.modes[ansi.ModeAutoWrap]; off || s.modes[ansi.ModeInsertReplace] {
+		return
+	}
+	p := s.pending
+	j := len(p)
+	for j > 0 && p[j-1] >= 0x20 && p[j-1] < 0x7f {
+		j--
+	}
+	cols, rows := s.emu.Width(), s.emu.Height()
+	run := len(p) - j
+	keep := 2 * rows * cols
+	if run < 2*keep {
+		return
+	}
+	drop := (run - keep) / cols * cols
+	s.pending = append(p[:j], p[j+drop:]...)
 }
 
 // cutPoint is where the pending text may start (just after a CR LF

@@ -117,6 +117,9 @@ func TestPlainFloodShowsWhatFeedingEveryLineShows(t *testing.T) {
 		{"after colours", "\x1b[31mred ", strings.Repeat("still red\r\n", 60)},
 		{"more than is held back", "", numbered(30000)},
 		{"one line longer than is held back", "", strings.Repeat("x", 200<<10) + "\r\nend"},
+		{"one long line from an odd column, no line feed", "abc", strings.Repeat("abcdefg", 30<<10) + "yz"},
+		{"a long line after lines", "", numbered(100) + strings.Repeat("0123456", 20<<10)},
+		{"a long line with autowrap off", "\x1b[?7l", strings.Repeat("abcdefg", 30<<10)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
