@@ -59,12 +59,30 @@ import (
 // control string is decided from its start: one that could be a query is
 // dropped to its end, any other is passed through.
 //
+// It also tells where the output it keeps switches between the main and the
+// alternate screen (FilterScreens), read from the same whole sequences, so
+// that a switch split across reads is seen in the call that completes it.
+//
 // The zero value is ready to use. Like Decoder it belongs to one stream.
 type QueryFilter struct {
 	state   filterState
 	seq     []byte // the sequence being read, introducer included
 	carry   []byte // an incomplete UTF-8 sequence at the end of the last call
 	dropped bool   // a backslash after this ESC would end a string already ended
+
+	switches []ScreenSwitch // of the current call
+	base     int            // len(dst) when the current call began
+}
+
+// ScreenSwitch is a place in filtered output where the program enters or
+// leaves the alternate screen: DECSET or DECRST of mode 47, 1047 or 1049
+// (any of them, alone or among other modes), or RIS, which leaves it.
+type ScreenSwitch struct {
+	// At is the offset, in the text the call returned, where the
+	// switching sequence starts.
+	At int
+	// Alt is true when the sequence enters the alternate screen.
+	Alt bool
 }
 
 type filterState uint8
@@ -94,10 +112,19 @@ const (
 // sequence for the next call. Output without any escape comes back as it
 // is, without copying.
 func (f *QueryFilter) FilterString(s string) string {
+	kept, _ := f.FilterScreens(s)
+	return kept
+}
+
+// FilterScreens is FilterString, and also returns where the kept text
+// switches screens, in order. The slice is the filter's own, good until
+// the next call.
+func (f *QueryFilter) FilterScreens(s string) (string, []ScreenSwitch) {
 	if f.state == fGround && len(f.carry) == 0 && plain(s) {
-		return s
+		return s, nil
 	}
-	return string(f.Filter(nil, []byte(s)))
+	kept := string(f.Filter(nil, []byte(s)))
+	return kept, f.switches
 }
 
 // plain reports whether s holds nothing the filter would look at.
@@ -120,7 +147,9 @@ func (f *QueryFilter) Flush() string {
 }
 
 // Filter appends p without its queries to dst.
+// Where it switches screens is in f.switches afterwards.
 func (f *QueryFilter) Filter(dst, p []byte) []byte {
+	f.switches, f.base = f.switches[:0], len(dst)
 	if len(f.carry) > 0 {
 		p = append(f.carry, p...)
 		f.carry = nil
@@ -243,6 +272,11 @@ func (f *QueryFilter) escape(dst []byte, r rune, raw []byte) []byte {
 			f.begin(fStringDrop, nil)
 		case 'Z':
 			f.reset() // DECID
+		case 'c':
+			// RIS: a full reset, which shows the main screen.
+			f.switches = append(f.switches, ScreenSwitch{At: len(dst) - f.base})
+			dst = append(dst, 0x1b, 'c')
+			f.reset()
 		case '\\':
 			// ST; when the string it ends was already ended (dropped,
 			// or given its own ST), it is dropped too.
@@ -270,7 +304,10 @@ func (f *QueryFilter) csi(dst []byte, r rune, raw []byte) []byte {
 	case r >= 0x40 && r <= 0x7e:
 		if f.state == fCSI {
 			f.seq = append(f.seq, raw...)
-			if !isQueryCSI(csiBody(f.seq)) {
+			if body := csiBody(f.seq); !isQueryCSI(body) {
+				if alt, ok := altScreenMode(body); ok {
+					f.switches = append(f.switches, ScreenSwitch{At: len(dst) - f.base, Alt: alt})
+				}
 				dst = append(dst, f.seq...)
 			}
 		}
@@ -506,6 +543,23 @@ func isQueryCSI(body []byte) bool {
 		return final == 'R' // XTREPORTCOLORS
 	}
 	return false
+}
+
+// altScreenMode reports whether a control sequence (without CSI) sets or
+// resets one of the alternate screen's modes, and which: CSI ? Pm h enters
+// it, CSI ? Pm l leaves it, when Pm holds 47, 1047 or 1049.
+func altScreenMode(body []byte) (enter, ok bool) {
+	final := body[len(body)-1]
+	if (final != 'h' && final != 'l') || body[0] != '?' {
+		return false, false
+	}
+	for _, p := range bytes.Split(body[1:len(body)-1], []byte{';'}) {
+		switch string(p) {
+		case "47", "1047", "1049":
+			return final == 'h', true
+		}
+	}
+	return false, false
 }
 
 // isWindowReport reports whether XTWINOPS parameters ask for a report.

@@ -242,3 +242,51 @@ func FuzzQueryFilter(f *testing.F) {
 		require.Equal(t, whole, filterSplits(whole), "the result holds a query")
 	})
 }
+
+func TestQueryFilterFindsScreenSwitchesSplitAnywhere(t *testing.T) {
+	tests := []struct {
+		name, seq string
+		switches  bool // whether seq switches screens
+		alt       bool // and to which
+	}{
+		{"enter 1049", "\x1b[?1049h", true, true},
+		{"enter 1047", "\x1b[?1047h", true, true},
+		{"enter 47", "\x1b[?47h", true, true},
+		{"enter, C1 CSI", "\u009b?1049h", true, true},
+		{"enter among other modes", "\x1b[?1;1049;2004h", true, true},
+		{"leave 1049", "\x1b[?1049l", true, false},
+		{"leave 1047", "\x1b[?1047l", true, false},
+		{"leave 47", "\x1b[?47l", true, false},
+		{"RIS leaves", "\x1bc", true, false},
+		{"ANSI mode 1049 is no switch", "\x1b[1049h", false, false},
+		{"mode 10490", "\x1b[?10490h", false, false},
+		{"mode 1048 saves the cursor only", "\x1b[?1048h", false, false},
+		{"bracketed paste", "\x1b[?2004h", false, false},
+		{"a query of mode 1049 is dropped", "\x1b[?1049$p", false, false},
+		{"cancelled", "\x1b[?10\x1849h", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// A query before the switch shifts where it lands in what is kept.
+			in := "a\x1b[6n" + tt.seq + "b"
+			for cut := 0; cut <= len(in); cut++ {
+				var f terminal.QueryFilter
+				var kept strings.Builder
+				var got []terminal.ScreenSwitch
+				for _, part := range []string{in[:cut], in[cut:]} {
+					text, sw := f.FilterScreens(part)
+					for _, s := range sw {
+						got = append(got, terminal.ScreenSwitch{At: kept.Len() + s.At, Alt: s.Alt})
+					}
+					kept.WriteString(text)
+				}
+				if !tt.switches {
+					require.Empty(t, got, "cut at byte %d", cut)
+					continue
+				}
+				require.Equal(t, []terminal.ScreenSwitch{{At: 1, Alt: tt.alt}}, got, "cut at byte %d", cut)
+				require.True(t, strings.HasPrefix(kept.String()[1:], tt.seq), "the switch is at its sequence in %q", kept.String())
+			}
+		})
+	}
+}
