@@ -40,6 +40,10 @@ type Screen struct {
 	// main is the main screen drawn at the moment the alternate screen was
 	// entered: the emulator does not show the main one meanwhile, and
 	// nothing reaches it until the program leaves the alternate screen.
+	// A blank main screen is not kept: the host starts a model where the
+	// program enters the alternate screen, so the model's main screen is
+	// blank and the viewer's own (drawn from the scrollback) is the one
+	// to leave under the alternate screen.
 	main      string
 	mainSaved bool
 
@@ -134,8 +138,12 @@ func (s *Screen) beforeModeSet(params ansi.Params) {
 	for _, p := range params {
 		switch p.Param(-1) {
 		case 47, 1047, 1049:
-			s.main = s.draw()
-			s.mainSaved = true
+			var drawn bool
+			s.main, drawn = s.draw()
+			s.mainSaved = drawn
+			if !drawn {
+				s.main = ""
+			}
 			return
 		}
 	}
@@ -325,22 +333,27 @@ func (s *Screen) line(y int) uv.Line {
 	return line
 }
 
-// draw paints the shown screen's cells, row by row from its top left.
-func (s *Screen) draw() string {
+// draw paints the shown screen's cells, row by row from its top left, and
+// reports whether any row holds something.
+func (s *Screen) draw() (string, bool) {
 	var b strings.Builder
 	b.WriteString("\x1b[0m\x1b[H\x1b[2J")
+	drawn := false
 	for y := 0; y < s.emu.Height(); y++ {
 		r := s.line(y).Render()
 		if strings.TrimRight(r, " ") == "" {
 			continue
 		}
+		drawn = true
 		fmt.Fprintf(&b, "\x1b[%dH%s", y+1, r)
 	}
 	b.WriteString("\x1b[0m")
-	return b.String()
+	return b.String(), drawn
 }
 
-// Serialize draws the screen on a blank terminal of its size.
+// Serialize draws the screen on a blank terminal of its size. Under the
+// alternate screen it draws the main one only when the model saw
+// something on it.
 func (s *Screen) Serialize() string {
 	s.flush()
 	var b strings.Builder
@@ -356,7 +369,8 @@ func (s *Screen) Serialize() string {
 		}
 		b.WriteString("\x1b[?1049h")
 	}
-	b.WriteString(s.draw())
+	shown, _ := s.draw()
+	b.WriteString(shown)
 	b.WriteString("\x1b[?7h")
 	if r := s.region[s.screenIndex()]; r != [2]int{} {
 		fmt.Fprintf(&b, "\x1b[%d;%dr", r[0]+1, r[1])

@@ -151,3 +151,14 @@ func numbered(n int) string {
 	}
 	return b.String()
 }
+
+func TestModelStartedOnTheAlternateScreenLeavesTheViewersMainScreenAlone(t *testing.T) {
+	s := screen.NewScreen(80, 24)
+	defer s.Close()
+	s.Write(vimLike)
+	ser := s.Serialize()
+	enter := strings.Index(ser, "\x1b[?1049h")
+	require.GreaterOrEqual(t, enter, 0, "the alternate screen is entered")
+	require.NotContains(t, ser[:enter], "\x1b[2J", "the main screen, which the viewer drew from the scrollback, is not cleared")
+	require.Equal(t, "  1 package main", s.Rows()[0])
+}

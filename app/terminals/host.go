@@ -59,8 +59,9 @@ type Config struct {
 	// output: no command detection. For measuring, and for programs whose
 	// output is about such marks.
 	PassMarks bool
-	// Screens, when set, keeps a screen model of every pty terminal, which
-	// its snapshot carries for viewers to draw.
+	// Screens, when set, keeps a screen model of a pty terminal while its
+	// program shows the alternate screen, which its snapshot carries for
+	// viewers to draw.
 	Screens ports.Screens
 }
 
@@ -206,9 +207,6 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 			Title: title, CWD: terminal.URIFromPath(dir), Cols: cols, Rows: rows,
 			Claim: spec.Claim, IsPty: spec.PTY, ScrollbackLimit: h.cfg.ScrollbackLimit,
 		})
-		if spec.PTY && h.cfg.Screens != nil {
-			t.screen = h.cfg.Screens.NewScreen(cols, rows)
-		}
 		h.terms[spec.URI] = t
 		tx.Open(spec.URI)
 		h.pumps.Add(1)
@@ -322,9 +320,7 @@ func (h *Host) remove(uri string) (*Terminal, error) {
 			return
 		}
 		t.removed = true
-		if t.screen != nil {
-			t.screen.Close()
-		}
+		t.dropScreenLocked()
 		delete(h.terms, uri)
 		tx.Close(uri)
 		h.publishList(tx)

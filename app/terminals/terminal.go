@@ -19,8 +19,11 @@ type Terminal struct {
 	isPty bool
 	tap   func(Stream, []byte) // Spec.OnOutput; nil when nobody taps
 	marks *markReader          // pty terminals only; nil on pipes
-	// screen is the screen model (pty terminals, when the host keeps
-	// them), guarded by the hub's lock like the state it goes with.
+	// screen is the screen model, guarded by the hub's lock like the
+	// state it goes with. A pty terminal has one only while its program
+	// shows the alternate screen (when the host keeps models at all): on
+	// the main screen the scrollback alone redraws a shell for a late
+	// viewer, and a model costs megabytes of heap.
 	screen ports.Screen
 
 	// startErr is why the process could not be started; set before done
@@ -173,12 +176,14 @@ type outStream struct {
 
 // keep is what of text the scrollback keeps: all but the queries, which
 // would be answered again by every viewer it is replayed to (see
-// terminal.QueryFilter). Live viewers get text whole.
-func (o *outStream) keep(text string) string {
+// terminal.QueryFilter), and where the kept text switches screens (the
+// filter's own slice, good until the next call). Live viewers get text
+// whole.
+func (o *outStream) keep(text string) (string, []terminal.ScreenSwitch) {
 	if o == nil {
-		return text
+		return text, nil
 	}
-	return o.queries.FilterString(text)
+	return o.queries.FilterScreens(text)
 }
 
 // outputMarked publishes cleaned output and the actions its marks cause, in
@@ -200,7 +205,8 @@ func (t *Terminal) outputMarked(out *outStream, f fed) {
 		var acts []terminal.Action
 		for i, text := range texts {
 			if text != "" {
-				t.dataLocked(tx, text, out.keep(text))
+				kept, switches := out.keep(text)
+				t.dataLocked(tx, text, kept, switches)
 			}
 			if i < len(f.marks) {
 				acts = t.marks.tracker.Mark(f.marks[i], now, acts[:0])
@@ -227,22 +233,56 @@ func (t *Terminal) output(out *outStream, text string) {
 	if text == "" {
 		return
 	}
-	kept := out.keep(text)
-	t.host.hub.Update(func(tx hub.Tx) { t.dataLocked(tx, text, kept) })
+	kept, switches := out.keep(text)
+	t.host.hub.Update(func(tx hub.Tx) { t.dataLocked(tx, text, kept, switches) })
 }
 
 // dataLocked keeps kept in the scrollback and announces text, whole, to
 // live viewers; the caller holds the hub's lock.
-func (t *Terminal) dataLocked(tx hub.Tx, text, kept string) {
+func (t *Terminal) dataLocked(tx hub.Tx, text, kept string, switches []terminal.ScreenSwitch) {
 	t.state.Apply(terminal.Data{Data: kept})
 	if !t.removed {
-		if t.screen != nil {
-			// Fed in the same step as the scrollback, so that a snapshot's
-			// screen is exactly the output before its sequence number;
-			// and fed without the queries, so the model has none to answer.
-			t.screen.Write(kept)
-		}
+		// Fed in the same step as the scrollback, so that a snapshot's
+		// screen is exactly the output before its sequence number; and
+		// fed without the queries, so the model has none to answer.
+		t.screenLocked(kept, switches)
 		tx.Publish(t.uri, terminal.Data{Data: text}, nil, "")
+	}
+}
+
+// screenLocked feeds kept output to the screen model, starting one where
+// the program enters the alternate screen and dropping it where the
+// program leaves it. A full-screen program draws its whole screen after
+// entering, so the model needs nothing from before; the main screen under
+// it is the viewer's own, drawn from the scrollback. The caller holds the
+// hub's lock.
+func (t *Terminal) screenLocked(kept string, switches []terminal.ScreenSwitch) {
+	screens := t.host.cfg.Screens
+	if !t.isPty || screens == nil {
+		return
+	}
+	from := 0
+	for _, sw := range switches {
+		switch {
+		case sw.Alt && t.screen == nil:
+			t.screen = screens.NewScreen(t.state.Cols, t.state.Rows)
+			from = sw.At
+		case !sw.Alt && t.screen != nil:
+			t.screen.Write(kept[from:sw.At])
+			t.dropScreenLocked()
+		}
+	}
+	if t.screen != nil && from < len(kept) {
+		t.screen.Write(kept[from:])
+	}
+}
+
+// dropScreenLocked lets go of the screen model; the caller holds the hub's
+// lock.
+func (t *Terminal) dropScreenLocked() {
+	if t.screen != nil {
+		t.screen.Close()
+		t.screen = nil
 	}
 }
 
@@ -259,6 +299,9 @@ func (t *Terminal) finish(status terminal.ExitStatus) {
 			}
 		}
 		t.state.Apply(a)
+		// Nothing draws on the screen any more: the scrollback shows what
+		// was left.
+		t.dropScreenLocked()
 		if !t.removed {
 			tx.Publish(t.uri, a, nil, "")
 			t.host.publishList(tx)
