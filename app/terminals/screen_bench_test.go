@@ -38,11 +38,13 @@ func fullScreenFrame(n int) string {
 }
 
 // writeScreenFlood writes screenFloodBytes of repaints to a file, for the
-// child to print.
+// child to print. It enters the alternate screen first, as full-screen
+// programs do, which is where the host starts a screen model.
 func writeScreenFlood(b *testing.B) string {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "screen-flood")
 	var buf strings.Builder
+	buf.WriteString("\x1b[?1049h")
 	for i := 0; buf.Len() < screenFloodBytes; i++ {
 		buf.WriteString(fullScreenFrame(i))
 	}
@@ -137,14 +139,17 @@ func floodCost(b *testing.B, command string, want int, screens ports.Screens) co
 	return c
 }
 
-// BenchmarkIdlePtyTerminalMemory opens idle 80×24 pty terminals (a shell
-// at its prompt) without and with the screen model and reports the heap
-// the daemon holds for each, and the difference: what the model costs.
+// BenchmarkIdlePtyTerminalMemory opens idle 80×24 pty terminals without
+// and with the screen model and reports the heap (and RSS) the daemon
+// holds for each: a shell at its prompt, on the main screen, where the
+// host keeps no model; and a full-screen program that entered the
+// alternate screen, drew a screen and waits, where it keeps one. The
+// difference is what the model costs.
 //
 //	go test -run '^$' -bench IdlePtyTerminalMemory -benchtime 1x ./app/terminals/
 func BenchmarkIdlePtyTerminalMemory(b *testing.B) {
 	const count = 100
-	heapPer := func(screens ports.Screens) (float64, float64) {
+	heapPer := func(screens ports.Screens, command string) (float64, float64) {
 		h := hub.New(hub.Options{})
 		host := terminals.New(terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH"), "PS1=$ "}, Screens: screens}, h, local.New(), clock.System())
 		defer func() {
@@ -154,14 +159,14 @@ func BenchmarkIdlePtyTerminalMemory(b *testing.B) {
 		}()
 		before, rssBefore := memNow(), rssNow(b)
 		for i := 0; i < count; i++ {
-			if _, err := host.Create(context.Background(), terminals.Spec{URI: fmt.Sprintf("ahp-terminal:/idle%d", i), PTY: true, Claim: terminal.ClientHolds("b")}); err != nil {
+			if _, err := host.Create(context.Background(), terminals.Spec{URI: fmt.Sprintf("ahp-terminal:/idle%d", i), PTY: true, Command: command, Claim: terminal.ClientHolds("b")}); err != nil {
 				b.Fatal(err)
 			}
 		}
-		// Each shell prints its prompt once; give them the time to.
+		// Each prints its prompt or its screen once; give them the time to.
 		for i := 0; i < count; i++ {
 			snap, err := host.Snapshot(fmt.Sprintf("ahp-terminal:/idle%d", i))
-			for err == nil && terminal.Text(snap.Content) == "" {
+			for err == nil && !strings.HasSuffix(terminal.Text(snap.Content), "$ ") {
 				time.Sleep(time.Millisecond) // a benchmark's settling, not a test's wait
 				snap, err = host.Snapshot(fmt.Sprintf("ahp-terminal:/idle%d", i))
 			}
@@ -169,14 +174,19 @@ func BenchmarkIdlePtyTerminalMemory(b *testing.B) {
 		after, rssAfter := memNow(), rssNow(b)
 		return float64(after.heap-before.heap) / count, float64(rssAfter-rssBefore) / count
 	}
+	// A full-screen program: enters the alternate screen, draws a screen
+	// of text with a status line ending in "$ ", and waits.
+	fullScreen := `printf '\033[?1049h\033[H\033[2J'; i=1; while [ $i -le 23 ]; do printf '\033[%d;1H%4d line of a full-screen program' $i $i; i=$((i+1)); done; printf '\033[24;1H\033[7m status \033[0m$ '; read x`
 	for b.Loop() {
-		without, rssWithout := heapPer(nil)
-		with, rssWith := heapPer(screen.New())
-		b.ReportMetric(without, "without-heap-B/terminal")
-		b.ReportMetric(with, "with-heap-B/terminal")
-		b.ReportMetric(with-without, "model-heap-B/terminal")
-		b.ReportMetric(rssWithout, "without-rss-B/terminal")
-		b.ReportMetric(rssWith, "with-rss-B/terminal")
+		for _, kind := range []struct{ name, command string }{{"shell", ""}, {"full-screen", fullScreen}} {
+			without, rssWithout := heapPer(nil, kind.command)
+			with, rssWith := heapPer(screen.New(), kind.command)
+			b.ReportMetric(without, kind.name+"-without-heap-B/terminal")
+			b.ReportMetric(with, kind.name+"-with-heap-B/terminal")
+			b.ReportMetric(with-without, kind.name+"-model-heap-B/terminal")
+			b.ReportMetric(rssWithout, kind.name+"-without-rss-B/terminal")
+			b.ReportMetric(rssWith, kind.name+"-with-rss-B/terminal")
+		}
 		b.ReportMetric(0, "ns/op")
 	}
 }
