@@ -3,7 +3,10 @@ package ports
 // Screens makes the screen model of a pty terminal: what a terminal showing
 // its output would show now, kept on the host so that a viewer who joins
 // late, or comes back, is drawn the current screen rather than handed the
-// raw history.
+// raw history. The host makes one where the terminal's program enters the
+// alternate screen and feeds it from that sequence on; a model's main
+// screen is then blank, and a viewer's own (drawn from the scrollback)
+// stands under the alternate one.
 type Screens interface {
 	NewScreen(cols, rows int) Screen
 }
