@@ -240,7 +240,31 @@ func FuzzQueryFilter(f *testing.F) {
 		whole := filterSplits(s)
 		require.Equal(t, whole, filterSplits(s, c), "cut at %d", c)
 		require.Equal(t, whole, filterSplits(whole), "the result holds a query")
+		kept, switches := screenSplits(s)
+		_, cutSwitches := screenSplits(s, c)
+		require.Equal(t, switches, cutSwitches, "the same switches, cut at %d", c)
+		for _, sw := range switches {
+			require.Contains(t, []byte{0x1b, 0xc2}, kept[sw.At], "a switch is at the start of a sequence")
+		}
 	})
+}
+
+// screenSplits feeds s cut into reads at cuts and returns what is kept and
+// where it switches screens, as offsets into all that is kept.
+func screenSplits(s string, cuts ...int) (string, []terminal.ScreenSwitch) {
+	var f terminal.QueryFilter
+	var kept strings.Builder
+	var got []terminal.ScreenSwitch
+	prev := 0
+	for _, c := range append(cuts, len(s)) {
+		text, sw := f.FilterScreens(s[prev:c])
+		for _, one := range sw {
+			got = append(got, terminal.ScreenSwitch{At: kept.Len() + one.At, Alt: one.Alt})
+		}
+		kept.WriteString(text)
+		prev = c
+	}
+	return kept.String(), got
 }
 
 func TestQueryFilterFindsScreenSwitchesSplitAnywhere(t *testing.T) {
@@ -270,22 +294,13 @@ func TestQueryFilterFindsScreenSwitchesSplitAnywhere(t *testing.T) {
 			// A query before the switch shifts where it lands in what is kept.
 			in := "a\x1b[6n" + tt.seq + "b"
 			for cut := 0; cut <= len(in); cut++ {
-				var f terminal.QueryFilter
-				var kept strings.Builder
-				var got []terminal.ScreenSwitch
-				for _, part := range []string{in[:cut], in[cut:]} {
-					text, sw := f.FilterScreens(part)
-					for _, s := range sw {
-						got = append(got, terminal.ScreenSwitch{At: kept.Len() + s.At, Alt: s.Alt})
-					}
-					kept.WriteString(text)
-				}
+				kept, got := screenSplits(in, cut)
 				if !tt.switches {
 					require.Empty(t, got, "cut at byte %d", cut)
 					continue
 				}
 				require.Equal(t, []terminal.ScreenSwitch{{At: 1, Alt: tt.alt}}, got, "cut at byte %d", cut)
-				require.True(t, strings.HasPrefix(kept.String()[1:], tt.seq), "the switch is at its sequence in %q", kept.String())
+				require.True(t, strings.HasPrefix(kept[1:], tt.seq), "the switch is at its sequence in %q", kept)
 			}
 		})
 	}
