@@ -110,9 +110,9 @@ func TestBrowserOpeningATerminalTypesNothingIntoIt(t *testing.T) {
 	b.requireCleanPage()
 }
 
-// screenRowsOf subscribes c to uri once and returns the rows the
-// snapshot's shellgate/screen draws on a blank terminal of cols×rows.
-func screenRowsOf(t *testing.T, c *ahpclient.Client, uri string, cols, rows int) []string {
+// screenOf subscribes c to uri once and returns the snapshot's
+// shellgate/screen, and whether it has one.
+func screenOf(t *testing.T, c *ahpclient.Client, uri string) (string, bool) {
 	t.Helper()
 	snap, rpcErr, err := c.Subscribe(ctxT(t), uri)
 	require.NoError(t, err)
@@ -125,7 +125,15 @@ func screenRowsOf(t *testing.T, c *ahpclient.Client, uri string, cols, rows int)
 	}
 	require.NoError(t, json.Unmarshal(state.Raw, &raw))
 	serialized, ok := raw.Meta["shellgate/screen"]
-	require.True(t, ok, "a pty terminal's snapshot carries shellgate/screen")
+	return serialized, ok
+}
+
+// screenRowsOf subscribes c to uri once and returns the rows the
+// snapshot's shellgate/screen draws on a blank terminal of cols×rows.
+func screenRowsOf(t *testing.T, c *ahpclient.Client, uri string, cols, rows int) []string {
+	t.Helper()
+	serialized, ok := screenOf(t, c, uri)
+	require.True(t, ok, "the snapshot of a terminal showing the alternate screen carries shellgate/screen")
 	s := screen.NewScreen(cols, rows)
 	defer s.Close()
 	s.Write(serialized)
@@ -161,6 +169,43 @@ func vimTerminal(t *testing.T, owner *ahpclient.Client, uri string) {
 		require.True(t, time.Now().Before(deadline), "vim did not draw the file; the model shows:\n%s", strings.Join(rows, "\n"))
 		_, _ = owner.WaitOutput(ctxT(t), uri, "\x1b[")
 	}
+}
+
+func TestSnapshotCarriesAScreenOnlyWhileAFullScreenProgramIsOpen(t *testing.T) {
+	d := startDaemon(t)
+	owner := d.dial(t, ahpclient.DialOptions{})
+	initialize(t, owner, "owner")
+	// Late viewers subscribe and leave again; the owner stays subscribed.
+	late := d.dial(t, ahpclient.DialOptions{})
+	initialize(t, late, "late")
+	const uri = "ahp-terminal:/screen-lifetime"
+	rpcErr, err := owner.CreateTerminal(ctxT(t), ahpclient.CreateParams{Channel: uri, Name: "shell", Cols: 80, Rows: 24,
+		Meta: spawn("exec bash --norc --noprofile", true)})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, rpcErr, err = owner.Subscribe(ctxT(t), uri)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	typed := func(line, until string) {
+		t.Helper()
+		_, err := owner.Dispatch(ctxT(t), uri, ahpclient.InputAction(line))
+		require.NoError(t, err)
+		_, err = owner.WaitOutput(ctxT(t), uri, until)
+		require.NoError(t, err)
+	}
+
+	typed("echo shell-''up\n", "shell-up")
+	_, ok := screenOf(t, late, uri)
+	require.False(t, ok, "a shell on the main screen has no screen model: viewers draw its scrollback")
+
+	// A full-screen program, as small as one gets: it enters the
+	// alternate screen, draws, waits for a line, and leaves.
+	typed(`printf '\033[?1049h\033[2J\033[5;3Hfull-''screen'; read x; printf '\033[?1049l'; echo left-''it`+"\n", "full-screen")
+	rows := screenRowsOf(t, late, uri, 80, 24)
+	require.Equal(t, "  full-screen", rows[4], "the snapshot draws the program's screen")
+	typed("\n", "left-it")
+	_, ok = screenOf(t, late, uri)
+	require.False(t, ok, "once the program has left the alternate screen its model is dropped")
 }
 
 func requireVim(t *testing.T) {
