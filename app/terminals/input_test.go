@@ -107,7 +107,10 @@ func TestInputThatWaitsIsDeliveredWholeAndInOrder(t *testing.T) {
 func TestStopReturnsWhenItsTimeIsUpEvenIfAnEscapedProcessHoldsTheOutput(t *testing.T) {
 	f := newHost(t, terminals.Config{StopGrace: 50 * time.Millisecond}, nil)
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	term := f.create(terminals.Spec{Command: fmt.Sprintf("setsid sleep 300 & echo $! > %s.tmp; mv %s.tmp %s; wait", pidFile, pidFile, pidFile)})
+	// The pid is written by the process once it has left the group: the
+	// parent's $! could be read (and the group signalled) before setsid
+	// ran, and then the process would not have escaped at all.
+	term := f.create(terminals.Spec{Command: fmt.Sprintf("setsid sh -c 'echo $$ > %s.tmp; mv %s.tmp %s; exec sleep 300' & wait", pidFile, pidFile, pidFile)})
 	escaped := readPid(t, pidFile)
 	t.Cleanup(func() { _ = syscall.Kill(escaped, syscall.SIGKILL) })
 
