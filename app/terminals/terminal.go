@@ -268,7 +268,7 @@ func (t *Terminal) screenLocked(kept string, switches []terminal.ScreenSwitch) {
 			t.screen = screens.NewScreen(t.state.Cols, t.state.Rows)
 			from = sw.At
 		case !sw.Alt && t.screen != nil:
-			t.screen.Write(kept[from:sw.At])
+			// What it drew before leaving is no longer shown anywhere.
 			t.dropScreenLocked()
 		}
 	}
