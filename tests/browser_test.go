@@ -63,8 +63,16 @@ var browserHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: tru
 type browserFront struct {
 	url string
 
-	mu      sync.Mutex
-	sockets []net.Conn // upgraded connections passing through
+	mu       sync.Mutex
+	sockets  []net.Conn // upgraded connections passing through
+	refusing bool       // upgrades are answered 503, as by a network that is down
+}
+
+// refuseSockets makes the front refuse (or take again) WebSocket upgrades.
+func (f *browserFront) refuseSockets(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refusing = on
 }
 
 // startBrowserFront serves the web page and proxies everything else to d; a
@@ -93,6 +101,13 @@ func startBrowserFront(t *testing.T, d *daemon, api http.Handler) *browserFront 
 		}
 		if api != nil && strings.HasPrefix(r.URL.Path, "/api/") {
 			api.ServeHTTP(w, r)
+			return
+		}
+		f.mu.Lock()
+		refusing := f.refusing
+		f.mu.Unlock()
+		if refusing && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			http.Error(w, "the network is down", http.StatusServiceUnavailable)
 			return
 		}
 		proxy.ServeHTTP(&browserHijackNoter{ResponseWriter: w, f: f}, r)

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/shellgate/shellgate/adapters/screen"
 	"github.com/shellgate/shellgate/tests/ahpclient"
 )
 
@@ -169,9 +170,10 @@ type ptyRun struct {
 	ptmx *os.File // what the person's terminal emulator holds
 	tty  *os.File // the slave: the attach process's stdin, stdout, stderr
 
-	mu      sync.Mutex
-	screen  []byte
-	changed chan struct{}
+	mu       sync.Mutex
+	screen   []byte
+	answered int // how far screen was read for queries to answer
+	changed  chan struct{}
 
 	readDone chan struct{}
 	exited   chan struct{}
@@ -223,12 +225,42 @@ func (p *ptyRun) read() {
 		n, err := p.ptmx.Read(buf)
 		p.mu.Lock()
 		p.screen = append(p.screen, buf[:n]...)
+		p.answerLocked()
 		close(p.changed)
 		p.changed = make(chan struct{})
 		p.mu.Unlock()
 		if err != nil {
 			return
 		}
+	}
+}
+
+// localAnswers are what a person's terminal (xterm) answers to the queries
+// it is shown, as its input: the harness is that terminal.
+var localAnswers = []struct{ query, answer string }{
+	{"\x1b[5n", "\x1b[0n"},
+	{"\x1b[6n", "\x1b[5;1R"},
+	{"\x1b[c", "\x1b[?62;22c"},
+	{"\x1b[>c", "\x1b[>41;390;0c"},
+	{"\x1b]11;?\a", "\x1b]11;rgb:0000/0000/0000\a"},
+	{"\x1b]11;?\x1b\\", "\x1b]11;rgb:0000/0000/0000\x1b\\"},
+}
+
+// answerLocked answers, in order, the queries shown since the last call, as
+// the terminal would, before anyone reads on.
+func (p *ptyRun) answerLocked() {
+	for {
+		first, which := -1, -1
+		for i, a := range localAnswers {
+			if j := strings.Index(string(p.screen[p.answered:]), a.query); j >= 0 && (first < 0 || j < first) {
+				first, which = j, i
+			}
+		}
+		if first < 0 {
+			return
+		}
+		_, _ = p.ptmx.WriteString(localAnswers[which].answer)
+		p.answered += first + len(localAnswers[which].query)
 	}
 }
 
@@ -685,4 +717,74 @@ func TestAttachDroppedAsSlowReconnectsAndMissesNothing(t *testing.T) {
 	require.True(t, got == want, firstDifference(got, want))
 	require.Contains(t, stderr, "shellgate: fell behind the terminal's output and was dropped by the daemon; reconnected, nothing missed\n")
 	require.Contains(t, stderr, "ahp-terminal:/flood exited with code 0")
+}
+
+// localState is the screen, modes and scroll region of the harness's
+// terminal after everything attach wrote to it.
+func (p *ptyRun) localState() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := screen.NewScreen(80, 24)
+	defer s.Close()
+	s.Write(string(p.screen))
+	return s.Serialize()
+}
+
+var scrollRegion = regexp.MustCompile(`\x1b\[\d+;\d+r`)
+
+func TestAttachAgainAfterVimTypesNothingAndDetachRestoresTheScrollRegion(t *testing.T) {
+	requireVim(t)
+	d := startDaemon(t)
+	first := startOnPty(t, append([]string{"attach"}, d.remoteArgs()...)...)
+	banner, at := first.waitFor(t, 0, attachedLine)
+	uri := banner[1]
+	first.typeText(t, "exec bash --norc --noprofile\r")
+	first.typeText(t, fmt.Sprintf("cd %s && printf 'al%%sha\\nb%%sta\\n' p e > f.txt && vim -u NONE -N -i NONE -n f.txt\r", t.TempDir()))
+	_, at = first.waitFor(t, at, regexp.MustCompile(`"f\.txt" 2L, 11B`))
+	first.typeText(t, ":q\r")
+	// Typed before vim has gone, the next line would be vim's typeahead.
+	_, at = first.waitFor(t, at, regexp.MustCompile(`\x1b\[\?1049l(.|\n)*# $`))
+	// A program that leaves a scroll region, application cursor keys and
+	// bracketed paste on, and then a silent read: whatever reaches the
+	// shell's input from now on lands in $got, which the fence shows whole.
+	first.typeText(t, `printf '\033[3;12r\033[?1h\033[?2004h'; printf 'left-%s\n' on; IFS= read -rs got; printf 'got=[%q]\n' "$got"`+"\r")
+	_, at = first.waitFor(t, at, regexp.MustCompile(`left-on\r\n`))
+	require.Regexp(t, scrollRegion, first.localState(), "the program's scroll region reached the local terminal")
+	first.typeText(t, "\x1d")
+	first.typeText(t, "d")
+	first.waitFor(t, at, regexp.MustCompile(`detached from `+regexp.QuoteMeta(uri)))
+	require.Equal(t, 0, first.wait(t))
+	local := first.localState()
+	require.NotRegexp(t, scrollRegion, local, "after detach the scroll region is the whole screen")
+	for _, mode := range []string{"\x1b[?1h", "\x1b[?2004h", "\x1b[?1049h"} {
+		require.NotContains(t, local, mode)
+	}
+
+	// Re-attach: the history (vim's queries in it) and the screen are
+	// drawn; the harness answers whatever queries it is shown, as a
+	// terminal would.
+	again := startOnPty(t, append([]string{"attach", strings.TrimPrefix(uri, "ahp-terminal:/")}, d.remoteArgs()...)...)
+	_, at = again.waitFor(t, 0, attachedLine)
+	_, at = again.waitFor(t, at, regexp.MustCompile(`left-on`))
+	_, at = again.waitFor(t, at, regexp.MustCompile(regexp.QuoteMeta("\x1b[5n")))
+	again.typeText(t, "\x1d")
+	again.typeText(t, "d")
+	again.waitFor(t, at, regexp.MustCompile(`detached from `+regexp.QuoteMeta(uri)))
+	require.Equal(t, 0, again.wait(t))
+	require.NotRegexp(t, scrollRegion, again.localState(), "after detach the scroll region is the whole screen")
+
+	owner := d.dial(t, ahpclient.DialOptions{})
+	initialize(t, owner, "owner")
+	_, rpcErr, err := owner.Subscribe(ctxT(t), uri)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, err = owner.Dispatch(ctxT(t), uri, ahpclient.InputAction("fence\n"))
+	require.NoError(t, err)
+	_, err = owner.WaitOutput(ctxT(t), uri, "got=[")
+	require.NoError(t, err)
+	_, err = owner.WaitOutput(ctxT(t), uri, "]\r\n")
+	require.NoError(t, err)
+	out := owner.Output(uri)
+	got := out[strings.LastIndex(out, "\ngot=[")+1:]
+	require.True(t, strings.HasPrefix(got, "got=[fence]\r\n"), "the shell received input nobody typed: %q", got)
 }

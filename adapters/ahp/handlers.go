@@ -215,7 +215,7 @@ func snapshotsSize(snaps []terminals.ChannelSnapshot) int {
 	const row = 200
 	n := 0
 	for _, s := range snaps {
-		n += row * len(s.Root)
+		n += row*len(s.Root) + len(s.Screen)
 		if s.Terminal != nil {
 			for _, p := range s.Terminal.Content {
 				n += len(p.Text)

@@ -131,7 +131,14 @@ type wireTerminalState struct {
 	IsPty                    *bool          `json:"isPty,omitempty"`
 	Lifecycle                *wireLifecycle `json:"lifecycle,omitempty"`
 	ExitCode                 *int           `json:"exitCode,omitempty"`
+	// Meta carries shellgate/screen (screenMetaKey) for a pty terminal.
+	Meta map[string]any `json:"_meta,omitempty"`
 }
+
+// screenMetaKey names, in a terminal snapshot's state _meta, the VT byte
+// stream that draws the terminal's current screen on a blank terminal of its
+// size (what tmux sends a client on attach).
+const screenMetaKey = "shellgate/screen"
 
 func (sh shape) state(s *terminal.Snapshot) wireTerminalState {
 	content := make([]any, 0, len(s.Content))
@@ -213,7 +220,11 @@ func (c *conn) toWireSnapshot(s terminals.ChannelSnapshot, seq uint64) wireSnaps
 		}
 		return wireSnapshot{Resource: s.URI, State: root, FromSeq: seq}
 	}
-	return wireSnapshot{Resource: s.URI, State: c.shape.state(s.Terminal), FromSeq: seq}
+	state := c.shape.state(s.Terminal)
+	if s.Screen != "" {
+		state.Meta = map[string]any{screenMetaKey: s.Screen}
+	}
+	return wireSnapshot{Resource: s.URI, State: state, FromSeq: seq}
 }
 
 // rawAction is a client's action echoed back as it was sent (rejections).

@@ -64,6 +64,9 @@ func (h *Host) Apply(d Dispatch) error {
 			return
 		}
 		changed := t.state.Apply(d.Action)
+		if r, ok := d.Action.(terminal.Resized); ok && t.screen != nil {
+			t.screen.Resize(r.Cols, r.Rows)
+		}
 		switch d.Action.(type) {
 		case terminal.TitleChanged:
 			// The same title again changes nothing, but its sender still

@@ -59,6 +59,10 @@ type Config struct {
 	// output: no command detection. For measuring, and for programs whose
 	// output is about such marks.
 	PassMarks bool
+	// Screens, when set, keeps a screen model of a pty terminal while its
+	// program shows the alternate screen, which its snapshot carries for
+	// viewers to draw.
+	Screens ports.Screens
 }
 
 // Defaults.
@@ -253,7 +257,7 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 		if t.tap != nil {
 			t.tap(Stderr, []byte(msg))
 		}
-		t.output(msg)
+		t.output(nil, msg)
 		t.startErr = spawnErr
 		t.finish(terminal.CouldNotStart())
 		return t, nil
@@ -322,6 +326,7 @@ func (h *Host) remove(uri string) (*Terminal, error) {
 			return
 		}
 		t.removed = true
+		t.dropScreenLocked()
 		delete(h.terms, uri)
 		tx.Close(uri)
 		h.publishList(tx)

@@ -12,6 +12,9 @@ type ChannelSnapshot struct {
 	Root []Info
 	// Terminal is set for a terminal channel.
 	Terminal *terminal.Snapshot
+	// Screen draws the terminal's current screen on a blank terminal of
+	// its size (ports.Screen.Serialize); empty when it has no screen model.
+	Screen string
 }
 
 // IsRoot reports whether the snapshot is of the root channel.
@@ -43,7 +46,11 @@ func (h *Host) snapshotLocked(uri string) (ChannelSnapshot, bool) {
 		return ChannelSnapshot{}, false
 	}
 	snap := t.state.Snapshot()
-	return ChannelSnapshot{URI: uri, Terminal: &snap}, true
+	cs := ChannelSnapshot{URI: uri, Terminal: &snap}
+	if t.screen != nil {
+		cs.Screen = t.screen.Serialize()
+	}
+	return cs, true
 }
 
 // ResumeResult answers a reconnecting client.

@@ -20,6 +20,12 @@ type Terminal struct {
 	tap   func(Stream, []byte) // Spec.OnOutput; nil when nobody taps
 	marks *markReader          // pty terminals only; nil on pipes
 	title *titles              // pty terminals only; nil on pipes
+	// screen is the screen model, guarded by the hub's lock like the
+	// state it goes with. A pty terminal has one only while its program
+	// shows the alternate screen (when the host keeps models at all): on
+	// the main screen the scrollback alone redraws a shell for a late
+	// viewer, and a model costs megabytes of heap.
+	screen ports.Screen
 
 	// startErr is why the process could not be started; set before done
 	// closes, nil when it started.
@@ -124,7 +130,7 @@ func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 	if lender == nil {
 		owned = make([]byte, bufSize)
 	}
-	var dec terminal.Decoder
+	var out outStream
 	marks := t.marks
 	if stream != Stdout {
 		marks = nil
@@ -144,9 +150,9 @@ func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 				t.tap(stream, buf[:n])
 			}
 			if marks != nil {
-				t.outputMarked(&dec, marks.feed(buf[:n]))
+				t.outputMarked(&out, marks.feed(buf[:n]))
 			} else {
-				t.output(dec.Decode(buf[:n]))
+				t.output(&out, out.dec.Decode(buf[:n]))
 			}
 			if t.title != nil && stream == Stdout {
 				t.title.feed(buf[:n])
@@ -160,31 +166,54 @@ func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 		}
 	}
 	if marks != nil {
-		t.output(dec.Decode(marks.flush()))
+		t.output(&out, out.dec.Decode(marks.flush()))
 	}
-	t.output(dec.Flush())
+	t.output(&out, out.dec.Flush())
+	// What the filter still holds is an unfinished sequence: never shown.
+	_ = out.queries.Flush()
+}
+
+// outStream is one output stream's text state: its decoder, and the filter
+// that keeps the queries in it out of the scrollback. Both belong to the
+// stream's drain goroutine.
+type outStream struct {
+	dec     terminal.Decoder
+	queries terminal.QueryFilter
+}
+
+// keep is what of text the scrollback keeps: all but the queries, which
+// would be answered again by every viewer it is replayed to (see
+// terminal.QueryFilter), and where the kept text switches screens (the
+// filter's own slice, good until the next call). Live viewers get text
+// whole.
+func (o *outStream) keep(text string) (string, []terminal.ScreenSwitch) {
+	if o == nil {
+		return text, nil
+	}
+	return o.queries.FilterScreens(text)
 }
 
 // outputMarked publishes cleaned output and the actions its marks cause, in
 // the order they came, as one step.
-func (t *Terminal) outputMarked(dec *terminal.Decoder, f fed) {
+func (t *Terminal) outputMarked(out *outStream, f fed) {
 	if len(f.marks) == 0 {
-		t.output(dec.Decode(f.out))
+		t.output(out, out.dec.Decode(f.out))
 		return
 	}
 	texts := make([]string, 0, len(f.marks)+1)
 	prev := 0
 	for _, m := range f.marks {
-		texts = append(texts, dec.Decode(f.out[prev:m.Offset]))
+		texts = append(texts, out.dec.Decode(f.out[prev:m.Offset]))
 		prev = m.Offset
 	}
-	texts = append(texts, dec.Decode(f.out[prev:]))
+	texts = append(texts, out.dec.Decode(f.out[prev:]))
 	now := t.host.clock.Now().UnixMilli()
 	t.host.hub.Update(func(tx hub.Tx) {
 		var acts []terminal.Action
 		for i, text := range texts {
 			if text != "" {
-				t.applyLocked(tx, terminal.Data{Data: text})
+				kept, switches := out.keep(text)
+				t.dataLocked(tx, text, kept, switches)
 			}
 			if i < len(f.marks) {
 				acts = t.marks.tracker.Mark(f.marks[i], now, acts[:0])
@@ -205,17 +234,63 @@ func (t *Terminal) applyLocked(tx hub.Tx, a terminal.Action) {
 	}
 }
 
-func (t *Terminal) output(text string) {
+// output publishes a stream's text; out is nil for the daemon's own
+// messages, which hold no queries.
+func (t *Terminal) output(out *outStream, text string) {
 	if text == "" {
 		return
 	}
-	a := terminal.Data{Data: text}
-	t.host.hub.Update(func(tx hub.Tx) {
-		t.state.Apply(a)
-		if !t.removed {
-			tx.Publish(t.uri, a, nil, "")
+	kept, switches := out.keep(text)
+	t.host.hub.Update(func(tx hub.Tx) { t.dataLocked(tx, text, kept, switches) })
+}
+
+// dataLocked keeps kept in the scrollback and announces text, whole, to
+// live viewers; the caller holds the hub's lock.
+func (t *Terminal) dataLocked(tx hub.Tx, text, kept string, switches []terminal.ScreenSwitch) {
+	t.state.Apply(terminal.Data{Data: kept})
+	if !t.removed {
+		// Fed in the same step as the scrollback, so that a snapshot's
+		// screen is exactly the output before its sequence number; and
+		// fed without the queries, so the model has none to answer.
+		t.screenLocked(kept, switches)
+		tx.Publish(t.uri, terminal.Data{Data: text}, nil, "")
+	}
+}
+
+// screenLocked feeds kept output to the screen model, starting one where
+// the program enters the alternate screen and dropping it where the
+// program leaves it. A full-screen program draws its whole screen after
+// entering, so the model needs nothing from before; the main screen under
+// it is the viewer's own, drawn from the scrollback. The caller holds the
+// hub's lock.
+func (t *Terminal) screenLocked(kept string, switches []terminal.ScreenSwitch) {
+	screens := t.host.cfg.Screens
+	if !t.isPty || screens == nil {
+		return
+	}
+	from := 0
+	for _, sw := range switches {
+		switch {
+		case sw.Alt && t.screen == nil:
+			t.screen = screens.NewScreen(t.state.Cols, t.state.Rows)
+			from = sw.At
+		case !sw.Alt && t.screen != nil:
+			// What it drew before leaving is no longer shown anywhere.
+			t.dropScreenLocked()
 		}
-	})
+	}
+	if t.screen != nil && from < len(kept) {
+		t.screen.Write(kept[from:])
+	}
+}
+
+// dropScreenLocked lets go of the screen model; the caller holds the hub's
+// lock.
+func (t *Terminal) dropScreenLocked() {
+	if t.screen != nil {
+		t.screen.Close()
+		t.screen = nil
+	}
 }
 
 // finish records and announces the exit; the caller guarantees it runs once.
@@ -231,6 +306,9 @@ func (t *Terminal) finish(status terminal.ExitStatus) {
 			}
 		}
 		t.state.Apply(a)
+		// Nothing draws on the screen any more: the scrollback shows what
+		// was left.
+		t.dropScreenLocked()
 		if !t.removed {
 			tx.Publish(t.uri, a, nil, "")
 			t.host.publishList(tx)

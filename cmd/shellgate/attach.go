@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -33,7 +34,8 @@ func newAttachCmd() *cobra.Command {
 		Use:   "attach [terminal]",
 		Short: "Attach to a terminal (ahp-terminal:/ID or ID); with none, open a new shell",
 		Long: `Attach this terminal to one of the daemon's terminals: its scrollback is
-written first, then its live output, and what you type goes to it. The
+written first, and its current screen over it (a program such as vim shows
+as it is now), then its live output, and what you type goes to it. The
 window size follows this one. With no argument a new shell is opened on a
 pseudoterminal.
 
@@ -90,6 +92,10 @@ type attachment struct {
 	altScreen  bool            // the remote program switched to the alternate screen
 	shownNotes map[string]bool // rejection reasons already shown
 	lastSize   [2]int          // cols, rows last sent
+
+	// answers drops what the local terminal answers to what attach drew
+	// from history (see drawHistory).
+	answers answerFence
 }
 
 func runAttach(cmd *cobra.Command, r remote, target string) error {
@@ -166,7 +172,7 @@ func runAttach(cmd *cobra.Command, r remote, target string) error {
 		}
 	}
 	fmt.Fprintf(a.errOut, "shellgate: attached to %s; detach with %s%s", a.uri, detachKeys, a.newline())
-	if err := a.output(state.Text()); err != nil {
+	if err := a.drawHistory(state.Draw()); err != nil {
 		return err
 	}
 	if exited, code := state.Exited(); exited {
@@ -295,6 +301,7 @@ func (a *attachment) resume(ctx context.Context, c *client.Client) (ending, bool
 				return end, true
 			}
 		}
+		a.fenceAnswers()
 		return ending{}, false
 	}
 	// The gap is older than the daemon's replay buffer: what the terminal
@@ -308,7 +315,7 @@ func (a *attachment) resume(ctx context.Context, c *client.Client) (ending, bool
 	}
 	if a.outTTY {
 		a.notice(why + "; reconnected, but some output was missed: showing the terminal's retained output again")
-		if err := a.output(state.Text()); err != nil {
+		if err := a.drawHistory(state.Draw()); err != nil {
 			return ending{err: err}, true
 		}
 	} else {
@@ -385,6 +392,7 @@ func (a *attachment) pumpInput(ctx context.Context, detached chan<- struct{}, do
 		if n > 0 {
 			chunk, detach := buf[:n], false
 			if a.inTTY {
+				chunk = a.answers.filter(chunk)
 				chunk, detach = keys.feed(chunk)
 			}
 			var text string
@@ -472,14 +480,23 @@ func (a *attachment) restore() {
 }
 
 // resetScreen undoes what the remote program may have left switched on
-// (alternate screen, hidden cursor, mouse reporting, bracketed paste,
-// application keys), so this shell's screen works as before.
+// (alternate screen, scroll region, origin mode, hidden cursor or its shape,
+// mouse reporting, focus events, bracketed paste, application keys,
+// modifyOtherKeys, SGR), so this shell's screen works as before. The scroll
+// region is reset between saving and restoring the cursor, since DECSTBM
+// moves it home.
 func (a *attachment) resetScreen() {
-	reset := "\x1b[0m\x1b[?25h\x1b[?1l\x1b>\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l"
-	if a.altScreen {
+	_, _ = io.WriteString(a.out, detachReset(a.altScreen))
+}
+
+// detachReset is what resetScreen writes.
+func detachReset(altScreen bool) string {
+	reset := "\x1b[0m\x1b[?6l\x1b7\x1b[r\x1b8\x1b[?7h\x1b[?25h\x1b[0 q\x1b[?1l\x1b>" +
+		"\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1004l\x1b[?1006l\x1b[?2004l\x1b[>4m\x1b[<u"
+	if altScreen {
 		reset = "\x1b[?1049l" + reset
 	}
-	_, _ = io.WriteString(a.out, reset)
+	return reset
 }
 
 func (a *attachment) isRaw() bool {
@@ -521,7 +538,7 @@ func (a *attachment) output(s string) error {
 	if s == "" {
 		return nil
 	}
-	if on, off := strings.LastIndex(s, "\x1b[?1049h"), strings.LastIndex(s, "\x1b[?1049l"); on >= 0 || off >= 0 {
+	if on, off := altSwitch(s); on >= 0 || off >= 0 {
 		a.restoreMu.Lock()
 		a.altScreen = on > off
 		a.restoreMu.Unlock()
@@ -583,4 +600,150 @@ func termSize(fd int) (int, int, error) {
 		return 0, 0, errors.New("not a terminal")
 	}
 	return term.GetSize(fd)
+}
+
+// altSwitch is where s last enters and last leaves the alternate screen
+// (any of its three modes), -1 for never.
+func altSwitch(s string) (on, off int) {
+	on, off = -1, -1
+	for _, m := range []string{"1049", "1047", "47"} {
+		on = max(on, strings.LastIndex(s, "\x1b[?"+m+"h"))
+		off = max(off, strings.LastIndex(s, "\x1b[?"+m+"l"))
+	}
+	return on, off
+}
+
+// drawHistory writes output that is history rather than live (a snapshot's
+// retained output and screen, a replay), and then fences off what the local
+// terminal answers to it.
+func (a *attachment) drawHistory(s string) error {
+	if err := a.output(s); err != nil {
+		return err
+	}
+	a.fenceAnswers()
+	return nil
+}
+
+// fenceAnswers makes sure nothing the local terminal answers to what was
+// drawn so far is sent as typed input: history may hold a program's
+// queries (device attributes, cursor position, colours…), and the local
+// terminal answers each, on this side's input, as if typed. attach asks
+// the terminal for its status (DSR 5) after the drawing; a terminal answers
+// in order, so every answer to the drawing comes before "CSI 0 n". Until
+// then every escape sequence read is dropped (answers are escape
+// sequences; so are arrow and function keys pressed meanwhile, which are
+// lost), and plain typing passes. A terminal that does not answer DSR 5
+// gets its escape sequences back after answerWait.
+func (a *attachment) fenceAnswers() {
+	if !a.inTTY || !a.outTTY || !a.isRaw() {
+		return
+	}
+	a.answers.expect(answerWait)
+	_, _ = io.WriteString(a.out, statusQuery)
+}
+
+// DSR 5, and the answer "terminal OK".
+const (
+	statusQuery  = "\x1b[5n"
+	statusAnswer = "\x1b[0n"
+)
+
+// answerWait is how long input waits for the fence's answer at most.
+const answerWait = 2 * time.Second
+
+// answerFence drops the escape sequences in input until the local
+// terminal's answer to the status query attach sent after drawing history.
+type answerFence struct {
+	mu      sync.Mutex
+	pending int    // answers still to come
+	held    []byte // an escape sequence not yet complete, from the last read
+	gen     int    // which expect the timer belongs to
+}
+
+// maxHeld bounds a held sequence: no answer is that long.
+const maxHeld = 4096
+
+// expect counts one more answer to wait for, for at most wait.
+func (f *answerFence) expect(wait time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pending++
+	f.gen++
+	gen := f.gen
+	time.AfterFunc(wait, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.gen == gen {
+			f.pending, f.held = 0, nil
+		}
+	})
+}
+
+// filter returns what of p is typed input.
+func (f *answerFence) filter(p []byte) []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.pending == 0 {
+		return p
+	}
+	buf := append(f.held, p...)
+	f.held = nil
+	out := make([]byte, 0, len(buf))
+	for i := 0; i < len(buf); {
+		if f.pending == 0 {
+			return append(out, buf[i:]...)
+		}
+		if buf[i] != 0x1b {
+			out = append(out, buf[i])
+			i++
+			continue
+		}
+		n := escapeLen(buf[i:])
+		if n == 0 {
+			if len(buf)-i <= maxHeld {
+				f.held = bytes.Clone(buf[i:])
+			}
+			break
+		}
+		if string(buf[i:i+n]) == statusAnswer {
+			f.pending--
+		}
+		i += n
+	}
+	return out
+}
+
+// escapeLen is the length of the escape sequence p starts with (p[0] is
+// ESC), or 0 when p ends before it does.
+func escapeLen(p []byte) int {
+	if len(p) < 2 {
+		return 0
+	}
+	switch p[1] {
+	case 0x1b:
+		return 1 // a lone ESC, cut short by the next
+	case '[':
+		for i := 2; i < len(p); i++ {
+			if p[i] >= 0x40 && p[i] <= 0x7e {
+				return i + 1
+			}
+		}
+		return 0
+	case ']', 'P', '_', '^', 'X':
+		for i := 2; i < len(p); i++ {
+			if p[i] == 0x07 && p[1] == ']' {
+				return i + 1
+			}
+			if p[i] == 0x1b && i+1 < len(p) && p[i+1] == '\\' {
+				return i + 2
+			}
+		}
+		return 0
+	case 'O':
+		if len(p) < 3 {
+			return 0
+		}
+		return 3
+	}
+	return 2
 }

@@ -29,6 +29,10 @@ type Config struct {
 	// ShellIntegration makes an interactive bash or zsh under a pty report
 	// its command boundaries (it loads a small script shellgate ships).
 	ShellIntegration bool `yaml:"shell_integration"`
+	// ScreenModel keeps a screen model of a pty terminal while its program
+	// shows the alternate screen, which late viewers are drawn from (the
+	// snapshot's shellgate/screen).
+	ScreenModel bool `yaml:"screen_model"`
 	// ClientQueueBytes bounds how far one client may fall behind before it
 	// is closed with a reason.
 	ClientQueueBytes int `yaml:"client_queue_bytes"`
@@ -56,6 +60,7 @@ func defaultConfig() Config {
 		StopGrace:        5 * time.Second,
 		ClientQueueBytes: 8 << 20,
 		ShellIntegration: true,
+		ScreenModel:      true,
 		LogLevel:         "info",
 		AgentTerminal:    defaultAgentTerminal(),
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/shellgate/shellgate/adapters/ahp"
 	"github.com/shellgate/shellgate/adapters/clock"
 	"github.com/shellgate/shellgate/adapters/metrics"
+	"github.com/shellgate/shellgate/adapters/screen"
 	"github.com/shellgate/shellgate/adapters/shellinit"
 	"github.com/shellgate/shellgate/adapters/transport/websocket"
 	"github.com/shellgate/shellgate/adapters/userstore"
@@ -86,6 +87,9 @@ func terminalsConfig(cfg Config) terminals.Config {
 		Dir:             dir,
 		ScrollbackLimit: cfg.ScrollbackChars,
 		StopGrace:       cfg.StopGrace,
+	}
+	if cfg.ScreenModel {
+		tc.Screens = screen.New()
 	}
 	if cfg.ShellIntegration {
 		tc.Integration = shellinit.New(filepath.Join(cfg.DataDir, "shell-integration"))

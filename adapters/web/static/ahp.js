@@ -37,7 +37,8 @@ const PING_PATIENCE_MS = 10000;
  *  onStatus({state, detail, retryInMs})  state: connecting | connected | reconnecting | failed
  *  onSync({snapshots, fresh, afterLoss}) once connected, after initialize (fresh) or a
  *                                        reconnect answered with snapshots
- *  onAction(envelope)                    every action envelope, in order (replays included)
+ *  onAction(envelope, replayed)          every action envelope, in order; replayed is true
+ *                                        for those a reconnect replays
  *  onMissing(uris)                       channels a replay could not resume
  *  onNotification(method, params)        any other notification (e.g. auth/required)
  */
@@ -196,7 +197,7 @@ export class AhpClient {
     }
     this.lastHandshake = result.type === 'replay' ? 'replay' : 'snapshot';
     if (result.type === 'replay') {
-      for (const env of result.actions || []) this.deliver(env);
+      for (const env of result.actions || []) this.deliver(env, true);
       const missing = result.missing || [];
       for (const uri of missing) this.subscriptions.delete(uri);
       if (missing.length) this.cb.onMissing?.(missing);
@@ -304,9 +305,9 @@ export class AhpClient {
     if (msg.method) this.cb.onNotification?.(msg.method, msg.params || {});
   }
 
-  deliver(env) {
+  deliver(env, replayed = false) {
     if (!env || typeof env !== 'object' || !env.action) return;
     this.noteSeq(env.serverSeq);
-    this.cb.onAction?.(env);
+    this.cb.onAction?.(env, replayed);
   }
 }

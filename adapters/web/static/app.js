@@ -196,6 +196,25 @@ function contentText(content) {
   return out;
 }
 
+// screenOf is the snapshot's current screen as a VT byte stream, when the
+// host keeps a screen model of the terminal (pty terminals).
+function screenOf(state) {
+  const screen = state?._meta?.['shellgate/screen'];
+  return typeof screen === 'string' ? screen : '';
+}
+
+// snapshotText is what draws a terminal's snapshot: its scrollback (the
+// host has taken the terminal queries out of it), then, when there is one,
+// the current screen over it, so that a program that is still open (vim,
+// htop) shows as it is now. Leaving the alternate screen first puts the
+// scrollback's tail on the main screen, where the screen's own drawing
+// starts.
+function snapshotText(state) {
+  const screen = screenOf(state);
+  const history = contentText(state.content);
+  return screen ? history + '\x1b[?1049l' + screen : history;
+}
+
 function isRefusal(err) {
   return err && (err.code === Codes.PermissionDenied || err.code === Codes.AuthRequired);
 }
@@ -227,7 +246,7 @@ class App {
       callbacks: {
         onStatus: (s) => this.onStatus(s),
         onSync: (s) => this.onSync(s),
-        onAction: (e) => this.onAction(e),
+        onAction: (e, replayed) => this.onAction(e, replayed),
         onMissing: (uris) => this.onMissing(uris),
         onNotification: (m, p) => this.onNotification(m, p),
       },
@@ -481,7 +500,13 @@ class App {
     this.fit = new FitAddon();
     this.term.loadAddon(this.fit);
     this.term.open(ui.screen);
-    this.term.onData((data) => this.type(data));
+    this.replaying = 0; // writes of a snapshot or a replay not yet parsed
+    // While xterm.js parses a snapshot or a replay, what it "types" is its
+    // answers to the queries in there (device attributes, cursor position,
+    // colours…): no person typed them, and they must not reach the shell.
+    this.term.onData((data) => {
+      if (this.replaying === 0) this.type(data);
+    });
     this.term.onResize(({ cols, rows }) => this.sizeChanged(cols, rows));
     new ResizeObserver(() => this.layout()).observe(ui.screen);
   }
@@ -565,7 +590,10 @@ class App {
     // Pipes carry bare "\n"; without a pty nobody turns it into "\r\n".
     this.term.options.convertEol = !o.isPty;
     this.term.options.disableStdin = !o.canType;
-    this.term.write(contentText(s.content));
+    // The screen is drawn for the host's size: take it before the write is
+    // parsed (a person who may resize fits the pane again below).
+    if (screenOf(s)) this.follow();
+    this.writeReplayed(snapshotText(s));
     this.renderHead();
     o.probe = 0;
     if (o.lifecycle.status === 'running' && o.canType) {
@@ -649,7 +677,18 @@ class App {
     }
   }
 
-  onAction(env) {
+  // writeReplayed writes output that is history, not live: whatever the
+  // terminal answers while parsing it is dropped (see ensureTerm).
+  writeReplayed(data) {
+    this.replaying++;
+    ui.screen.dataset.replaying = String(this.replaying);
+    this.term.write(data, () => {
+      this.replaying--;
+      ui.screen.dataset.replaying = String(this.replaying);
+    });
+  }
+
+  onAction(env, replayed) {
     const a = env.action || {};
     if (env.channel === ROOT) {
       if (a.type === 'root/terminalsChanged') this.setTerminals(a.terminals);
@@ -668,7 +707,9 @@ class App {
     if (!o.subscribed || (Number.isSafeInteger(env.serverSeq) && env.serverSeq <= o.fromSeq)) return;
     switch (a.type) {
       case 'terminal/data':
-        if (typeof a.data === 'string') this.term.write(a.data);
+        if (typeof a.data !== 'string') break;
+        if (replayed) this.writeReplayed(a.data);
+        else this.term.write(a.data);
         break;
       case 'terminal/exited':
         o.lifecycle = { status: 'exited', exitCode: a.exitCode };

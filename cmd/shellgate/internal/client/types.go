@@ -181,6 +181,21 @@ type TerminalState struct {
 	IsPty     bool          `json:"isPty"`
 	Lifecycle *Lifecycle    `json:"lifecycle"`
 	ExitCode  *int          `json:"exitCode"`
+	Meta      struct {
+		// Screen draws the current screen on a blank terminal of the
+		// terminal's size; the host sends it for pty terminals.
+		Screen string `json:"shellgate/screen"`
+	} `json:"_meta"`
+}
+
+// Draw is what shows the terminal as it is now: the retained output, then,
+// when the host sent one, the current screen over it (leaving the alternate
+// screen first, so that the screen's drawing starts on the main one).
+func (s TerminalState) Draw() string {
+	if s.Meta.Screen == "" {
+		return s.Text()
+	}
+	return s.Text() + "\x1b[?1049l" + s.Meta.Screen
 }
 
 // ContentPart is unclassified output or one detected command's output.
