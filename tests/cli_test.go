@@ -447,7 +447,7 @@ func TestApprovalsListsAPendingCommandAndApproveAndDenyDecideIt(t *testing.T) {
 	approved := hold("approved")
 	res = cli(t, d.remoteEnv(), "approvals")
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Regexp(t, regexp.QuoteMeta(session)+`\s+`+regexp.QuoteMeta(approved)+`\s+helper\s+chat_agent\s+moderate\s+mkdir `+regexp.QuoteMeta(filepath.Join(dir, "approved")), res.stdout)
+	require.Regexp(t, regexp.QuoteMeta(session)+`\s+`+regexp.QuoteMeta(approved)+`\s+helper\s+chat_agent\s+moderate\s+unconfined in \S+\s+mkdir `+regexp.QuoteMeta(filepath.Join(dir, "approved")), res.stdout)
 	res = cli(t, d.remoteEnv(), "approve", session, approved)
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Contains(t, res.stderr, "approved")
@@ -490,7 +490,7 @@ func TestApproveOfAListedCommandNeverRunsTheOneHeldSince(t *testing.T) {
 	hold("listed")
 	res := cli(t, d.remoteEnv(), "approvals")
 	require.Equal(t, 0, res.code, res.stderr)
-	row := regexp.MustCompile(regexp.QuoteMeta(session) + `\s+(\S+)\s+helper\s+chat_agent\s+moderate\s+mkdir \S+listed`).FindStringSubmatch(res.stdout)
+	row := regexp.MustCompile(regexp.QuoteMeta(session) + `\s+(\S+)\s+helper\s+chat_agent\s+moderate\s+unconfined in \S+\s+mkdir \S+listed`).FindStringSubmatch(res.stdout)
 	require.NotNil(t, row, res.stdout)
 	listed := row[1]
 
