@@ -431,6 +431,26 @@ func TestOversizedFrameClosesOnlyThatConnection(t *testing.T) {
 	require.Nil(t, rpcErr)
 }
 
+func TestInvalidUTF8TextFrameClosesOnlyThatConnectionWith1007(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	bad, ok := d.dial(t, ahpclient.DialOptions{}), d.dial(t, ahpclient.DialOptions{})
+	_, _, err := ok.Initialize(ctx, "ok", nil, nil)
+	require.NoError(t, err)
+	_, rpcErr, err := bad.Initialize(ctx, "bad", nil, nil)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	// A lone continuation byte inside an otherwise well-formed request.
+	_ = bad.Send(ctx, []byte("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"params\":{\"x\":\"\x80\"}}"))
+	require.NoError(t, bad.WaitClosed(ctx))
+	code, reason := bad.CloseStatus()
+	require.Equal(t, 1007, int(code))
+	require.Contains(t, reason, "UTF-8")
+	rpcErr, err = ok.Ping(ctx)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+}
+
 func TestStoppingTheDaemonEndsItsShells(t *testing.T) {
 	for _, silent := range []int{0, 4} {
 		t.Run(fmt.Sprintf("%d silent clients", silent), func(t *testing.T) { stopEndsShells(t, silent) })
