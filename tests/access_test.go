@@ -440,3 +440,75 @@ func TestLoopbackDaemonRefusesAForeignHostName(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, "its own address is answered")
 }
+
+// TestClientIDIsBoundToItsFirstPrincipal: the root list shows people's client
+// ids, so a stranger or another person naming one must neither close the
+// owner's connection nor restart its clientSeq; only the owner takes it over.
+func TestClientIDIsBoundToItsFirstPrincipal(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	sam := d.addUser(t, "sam", "member")
+	mo := d.addUser(t, "mo", "member")
+	owner := d.dialRaw(t, ahpclient.DialOptions{Token: sam})
+	initialize(t, owner, "sam-laptop")
+	const term = "ahp-terminal:/bound"
+	rpcErr, err := owner.CreateTerminal(ctx, ahpclient.CreateParams{Channel: term})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, _, err = owner.Subscribe(ctx, term)
+	require.NoError(t, err)
+	require.NoError(t, owner.DispatchSeq(ctx, term, 1, ahpclient.InputAction("echo first-$((1+1))\n")))
+	_, err = owner.WaitOutput(ctx, term, "first-2")
+	require.NoError(t, err)
+
+	attempts := []struct {
+		name   string
+		token  string
+		resume bool
+		want   string
+	}{
+		{"stranger initializes", "", false, "sign in as its owner"},
+		{"stranger reconnects", "", true, "sign in as its owner"},
+		{"another person initializes", mo, false, "belongs to another principal"},
+		{"another person reconnects", mo, true, "belongs to another principal"},
+	}
+	for _, a := range attempts {
+		t.Run(a.name, func(t *testing.T) {
+			c := d.dialRaw(t, ahpclient.DialOptions{Token: a.token})
+			var rpcErr *ahpclient.RPCError
+			var err error
+			if a.resume {
+				_, rpcErr, err = c.Reconnect(ctx, "sam-laptop", 0, []string{term})
+			} else {
+				_, rpcErr, err = c.Initialize(ctx, "sam-laptop", nil, nil)
+			}
+			require.NoError(t, err)
+			require.NotNil(t, rpcErr)
+			require.Equal(t, -32003, rpcErr.Code)
+			require.Contains(t, rpcErr.Message, a.want)
+			rpcErr, err = c.Ping(ctx)
+			require.NoError(t, err)
+			require.Nil(t, rpcErr, "the refused connection stays usable")
+		})
+	}
+
+	// The owner's connection is still open, and its clientSeq was not
+	// restarted: a retry of 1 is still a repeat, 2 is new.
+	rpcErr, err = owner.Ping(ctx)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	require.NoError(t, owner.DispatchSeq(ctx, term, 1, ahpclient.InputAction("echo first-$((1+1))\n")))
+	require.NoError(t, owner.DispatchSeq(ctx, term, 2, ahpclient.InputAction("echo second-$((3+1))\n")))
+	out, err := owner.WaitOutput(ctx, term, "second-4")
+	require.NoError(t, err)
+	require.NotContains(t, out, "first-2", "the retry was not applied again")
+
+	// The same principal on a new connection takes the id over.
+	back := d.dialRaw(t, ahpclient.DialOptions{Token: sam})
+	_, rpcErr, err = back.Reconnect(ctx, "sam-laptop", owner.LastServerSeq(), []string{term})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	require.NoError(t, owner.WaitClosed(ctx))
+	code, _ := owner.CloseStatus()
+	require.Equal(t, 1008, int(code))
+}

@@ -76,7 +76,7 @@ type clientRecord struct {
 	version  string
 	channels []string
 	applied  seqWindow // recently applied dispatches, against retries (D18)
-	person   string    // the first person who signed in under this client id
+	person   string    // the principal the id is bound to: its first user ("" anonymous)
 	live     bool
 	conn     *conn // the connection that last introduced the client id
 	expiry   ports.Timer
