@@ -211,9 +211,11 @@ func TestSignInSignOutRemovalAndWrongToken(t *testing.T) {
 	store, err := userstore.Open(filepath.Join(d.dataDir, "users.yaml"))
 	require.NoError(t, err)
 	require.NoError(t, store.Remove("sam"))
-	rpcErr, err = c.DisposeTerminal(ctx, "ahp-terminal:/s1")
-	require.NoError(t, err)
-	require.Equal(t, -32007, rpcErr.Code, "a removed person is refused on the next command")
+	_, _ = c.DisposeTerminal(ctx, "ahp-terminal:/s1") // the connection is closed before or instead of an answer
+	require.NoError(t, c.WaitClosed(ctx))
+	code, reason := c.CloseStatus()
+	require.Equal(t, 1008, int(code), "a removed person's connection ends")
+	require.Contains(t, reason, "revoked")
 
 	other := d.dialRaw(t, ahpclient.DialOptions{})
 	initialize(t, other, "x")
@@ -403,18 +405,83 @@ func TestRemovedOrSignedOutPersonStopsReceivingOutput(t *testing.T) {
 	require.Nil(t, rpcErr)
 	say("after-the-grant-went")
 
-	for name, c := range map[string]*ahpclient.Client{"removed": removed, "signed out": signedOut} {
-		// The answer to a ping comes after whatever was queued before it.
-		rpcErr, err := c.Ping(ctx)
-		require.NoError(t, err, "%s: the socket stays open", name)
-		require.Nil(t, rpcErr)
-		require.NotContains(t, c.Output(uri), "after-the-grant-went", "%s still receives the terminal's output", name)
+	// A removed person's connection is closed; it got nothing after.
+	require.NoError(t, removed.WaitClosed(ctx))
+	code, _ := removed.CloseStatus()
+	require.Equal(t, 1008, int(code))
+	require.NotContains(t, removed.Output(uri), "after-the-grant-went")
 
-		rpcErr, err = c.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/" + strings.ReplaceAll(name, " ", "-")})
-		require.NoError(t, err)
-		require.Equal(t, -32007, rpcErr.Code, "%s: the next command says why", name)
-		require.Contains(t, string(rpcErr.Data), `"required":true`, "%s: sign-in is required now", name)
+	// The signed-out one stays open and is asked to sign in.
+	rpcErr, err = signedOut.Ping(ctx) // answered after whatever was queued before it
+	require.NoError(t, err, "the socket stays open")
+	require.Nil(t, rpcErr)
+	require.NotContains(t, signedOut.Output(uri), "after-the-grant-went", "still receives the terminal's output")
+	rpcErr, err = signedOut.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/signed-out"})
+	require.NoError(t, err)
+	require.Equal(t, -32007, rpcErr.Code, "the next command says why")
+	require.Contains(t, string(rpcErr.Data), `"required":true`, "sign-in is required now")
+}
+
+// TestRotatedOrRemovedTokenEndsItsConnectionsAndRESTUse: the old token must
+// stop working everywhere at once, also on a connection that sends nothing.
+func TestRotatedOrRemovedTokenEndsItsConnectionsAndRESTUse(t *testing.T) {
+	for _, verb := range []string{"rotate", "remove"} {
+		t.Run(verb, func(t *testing.T) {
+			d := startDaemon(t)
+			ctx := ctxT(t)
+			old := d.addUser(t, "bot", "member")
+			idle := d.dialRaw(t, ahpclient.DialOptions{Token: old})
+			initialize(t, idle, "bot-idle")
+			busy := d.dialRaw(t, ahpclient.DialOptions{Token: old})
+			initialize(t, busy, "bot-busy")
+			require.Equal(t, http.StatusOK, restStatus(t, d, old))
+
+			store, err := userstore.Open(filepath.Join(d.dataDir, "users.yaml"))
+			require.NoError(t, err)
+			fresh := ""
+			if verb == "rotate" {
+				fresh, err = store.Rotate("bot")
+			} else {
+				err = store.Remove("bot")
+			}
+			require.NoError(t, err)
+
+			require.Equal(t, http.StatusUnauthorized, restStatus(t, d, old))
+			_, _ = busy.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/after"})
+			for _, c := range []*ahpclient.Client{busy, idle} {
+				require.NoError(t, c.WaitClosed(ctx))
+				code, reason := c.CloseStatus()
+				require.Equal(t, 1008, int(code))
+				require.Contains(t, reason, "revoked")
+			}
+			admin := d.dial(t, ahpclient.DialOptions{})
+			initialize(t, admin, "admin", ahpclient.RootChannel)
+			res, _, err := admin.Subscribe(ctx, ahpclient.RootChannel)
+			require.NoError(t, err)
+			root, err := res.Root()
+			require.NoError(t, err)
+			_, made := root.Terminal("ahp-terminal:/after")
+			require.False(t, made, "the old token created nothing")
+			if fresh != "" {
+				require.Equal(t, http.StatusOK, restStatus(t, d, fresh))
+				c := d.dialRaw(t, ahpclient.DialOptions{Token: fresh})
+				initialize(t, c, "bot-idle")
+			}
+		})
 	}
+}
+
+// restStatus is the status of an authenticated REST read with token.
+func restStatus(t *testing.T, d *daemon, token string) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctxT(t), http.MethodGet, "http://"+d.addr+"/api/agent-terminal/sessions", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	require.NoError(t, resp.Body.Close())
+	return resp.StatusCode
 }
 
 // A page elsewhere that makes its own name resolve to 127.0.0.1 (DNS

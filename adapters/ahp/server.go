@@ -24,6 +24,10 @@ type Options struct {
 	// ReconnectGrace is how long a dropped client's version and
 	// subscriptions are kept for reconnect (default 5 minutes).
 	ReconnectGrace time.Duration
+	// RevocationCheck is how often every signed-in connection is checked
+	// against the users file (default 1 s): one whose token was rotated or
+	// removed is closed with 1008 even while it sends nothing.
+	RevocationCheck time.Duration
 	// ServerVersion is reported in serverInfo.
 	ServerVersion string
 	// Metrics, if set, is told about connections and traffic.
@@ -68,6 +72,8 @@ type Server struct {
 	clients map[string]*clientRecord
 	conns   map[*conn]struct{}
 	closing bool
+	sweep   ports.Timer    // the next revocation check; nil without a gate
+	sweeps  sync.WaitGroup // revocation checks under way
 	wg      sync.WaitGroup
 }
 
@@ -90,6 +96,9 @@ func NewServer(host *terminals.Host, clock ports.Clock, log *slog.Logger, opts O
 	if opts.ReconnectGrace <= 0 {
 		opts.ReconnectGrace = 5 * time.Minute
 	}
+	if opts.RevocationCheck <= 0 {
+		opts.RevocationCheck = time.Second
+	}
 	if opts.ServerVersion == "" {
 		opts.ServerVersion = "0.1.0"
 	}
@@ -100,10 +109,50 @@ func NewServer(host *terminals.Host, clock ports.Clock, log *slog.Logger, opts O
 	if g == nil {
 		g = gate.New(rootOnly{})
 	}
-	return &Server{
+	s := &Server{
 		host: host, hub: host.Hub(), clock: clock, log: log, opts: opts, gate: g,
 		clients: make(map[string]*clientRecord), conns: make(map[*conn]struct{}),
 	}
+	if opts.Gate != nil {
+		s.mu.Lock() // the check may run, and reschedule, before this returns
+		s.sweep = clock.AfterFunc(opts.RevocationCheck, s.closeRevoked)
+		s.mu.Unlock()
+	}
+	return s
+}
+
+// revokedReason is the close reason of a connection whose sign-in was
+// revoked.
+const revokedReason = "your sign-in was revoked (token rotated or removed); connect again with a current token"
+
+// closeRevoked closes every connection signed in with a token that has
+// since been rotated or removed, then schedules the next check. Each close
+// waits for its peer's answer, so they run at once.
+func (s *Server) closeRevoked() {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return
+	}
+	s.sweeps.Add(1)
+	defer s.sweeps.Done()
+	var revoked []*conn
+	for c := range s.conns {
+		if s.gate.Revoked(c.who()) {
+			revoked = append(revoked, c)
+		}
+	}
+	s.mu.Unlock()
+	var closing sync.WaitGroup
+	for _, c := range revoked {
+		closing.Go(func() { c.close(ports.ClosePolicy, revokedReason) })
+	}
+	closing.Wait()
+	s.mu.Lock()
+	if !s.closing {
+		s.sweep = s.clock.AfterFunc(s.opts.RevocationCheck, s.closeRevoked)
+	}
+	s.mu.Unlock()
 }
 
 // ServeListener accepts connections until ctx ends or the listener closes.
@@ -131,6 +180,9 @@ func (s *Server) ServeListener(ctx context.Context, ln ports.Listener) error {
 func (s *Server) Close(reason string) {
 	s.mu.Lock()
 	s.closing = true
+	if s.sweep != nil {
+		s.sweep.Stop()
+	}
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
@@ -148,6 +200,7 @@ func (s *Server) Close(reason string) {
 		closing.Go(func() { c.close(ports.CloseGoingAway, reason) })
 	}
 	closing.Wait()
+	s.sweeps.Wait()
 	s.wg.Wait()
 }
 
@@ -274,6 +327,11 @@ func (c *conn) readLoop(ctx context.Context) {
 	for {
 		frame, err := c.pc.Read(ctx)
 		if err != nil {
+			return
+		}
+		if c.srv.gate.Revoked(c.who()) {
+			// Between two checks: the old token does nothing more.
+			c.close(ports.ClosePolicy, revokedReason)
 			return
 		}
 		c.sub.Hold()
