@@ -15,6 +15,7 @@ import (
 
 	"github.com/shellgate/shellgate/adapters/audit"
 	"github.com/shellgate/shellgate/adapters/restapi"
+	"github.com/shellgate/shellgate/adapters/runguard"
 	"github.com/shellgate/shellgate/adapters/shellexpand"
 	"github.com/shellgate/shellgate/app/agents"
 	"github.com/shellgate/shellgate/app/gate"
@@ -117,11 +118,33 @@ func auditLogPath(cfg Config) string {
 	return filepath.Join(cfg.DataDir, "audit.log")
 }
 
+// openAuditLog opens the audit log and repairs what a crash left in it.
+// It takes the run so that it comes after the previous run's leftovers
+// were ended: a command recorded lost is one that no longer runs.
+func openAuditLog(cfg Config, clk ports.Clock, log *slog.Logger, _ runguard.Run) (*audit.Log, error) {
+	l, err := audit.Open(auditLogPath(cfg))
+	if err != nil {
+		return nil, err
+	}
+	rec, err := l.Recover(context.Background(), clk.Now())
+	if err != nil {
+		_ = l.Close()
+		return nil, err
+	}
+	if rec.TornBytes > 0 {
+		log.Warn("audit log ended inside a line; cut it off and recorded that", "bytes", rec.TornBytes)
+	}
+	if len(rec.Lost) > 0 {
+		log.Warn("agent commands of a previous run never got a result; recorded them lost", "count", len(rec.Lost))
+	}
+	return l, nil
+}
+
 // agentOptions wires the agent command gate (REST API, agent sessions,
 // audit log) into the daemon.
 func agentOptions(cfg Config) fx.Option {
 	return fx.Module("agents",
-		fx.Provide(fx.Private, func() (*audit.Log, error) { return audit.Open(auditLogPath(cfg)) }),
+		fx.Provide(fx.Private, openAuditLog),
 		fx.Provide(
 			newGateClassifier,
 			newAgentGate,

@@ -21,6 +21,7 @@ import (
 	"github.com/shellgate/shellgate/adapters/ahp"
 	"github.com/shellgate/shellgate/adapters/clock"
 	"github.com/shellgate/shellgate/adapters/metrics"
+	"github.com/shellgate/shellgate/adapters/runguard"
 	"github.com/shellgate/shellgate/adapters/shellinit"
 	"github.com/shellgate/shellgate/adapters/transport/websocket"
 	"github.com/shellgate/shellgate/adapters/userstore"
@@ -55,6 +56,7 @@ func daemonOptions(cfg Config, logOut io.Writer) fx.Option {
 		fx.StopTimeout(cfg.StopGrace+10*time.Second),
 		fx.Provide(
 			fx.Annotate(clock.System, fx.As(new(ports.Clock))),
+			newRun,
 			terminalsConfig,
 			metrics.New,
 			newWebSocketServer,
@@ -78,11 +80,11 @@ func newDaemon(cfg Config, logOut io.Writer, extra ...fx.Option) *daemon {
 	return d
 }
 
-func terminalsConfig(cfg Config) terminals.Config {
+func terminalsConfig(cfg Config, run runguard.Run) terminals.Config {
 	dir, _ := os.Getwd()
 	tc := terminals.Config{
 		Shell:           cfg.Shell,
-		Env:             terminalEnv(os.Environ()),
+		Env:             append(terminalEnv(os.Environ()), run.Env()),
 		Dir:             dir,
 		ScrollbackLimit: cfg.ScrollbackChars,
 		StopGrace:       cfg.StopGrace,
