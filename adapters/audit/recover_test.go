@@ -1,8 +1,13 @@
 package audit_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -69,4 +74,31 @@ func TestRecoverCutsATornLineAndRecordsUnfinishedCommandsLost(t *testing.T) {
 		require.Equal(t, "s1", lost.SessionID)
 		require.NotEmpty(t, lost.Command)
 	}
+}
+
+func TestRefusalRecordsAreCappedAndKeepTheCommandsDigest(t *testing.T) {
+	l, path := openLog(t)
+	long := strings.Repeat("x", 64<<10)
+	detail := map[string]string{"reason": "risk_above_role", "description": long}
+	refused := ports.AuditEvent{Time: at(1), Event: ports.AuditBlocked, Status: "error", SessionID: "s1",
+		Command: "echo " + long, Reasons: []string{long}, Detail: detail}
+	require.NoError(t, l.Record(t.Context(), refused))
+	ran := ports.AuditEvent{Time: at(2), Event: ports.AuditExecute, Status: "success", SessionID: "s1", Command: "echo " + long}
+	require.NoError(t, l.Record(t.Context(), ran))
+
+	got := lines(t, path)
+	require.Len(t, got, 2)
+	require.Less(t, len(got[0]), 5*audit.RefusedFieldLimit, "a refusal's record is small")
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal([]byte(got[0]), &rec))
+	require.True(t, strings.HasPrefix(rec["command"].(string), "echo xxx"))
+	require.Contains(t, rec["command"], fmt.Sprintf("%d bytes in all", len(refused.Command)))
+	d := rec["detail"].(map[string]any)
+	sum := sha256.Sum256([]byte(refused.Command))
+	require.Equal(t, hex.EncodeToString(sum[:]), d[audit.CommandDigestKey])
+	require.Equal(t, "detail.description,command,reasons", d[audit.CutFieldsKey])
+	require.Equal(t, "risk_above_role", d["reason"])
+	require.Len(t, detail["description"], 64<<10, "the caller's map is untouched")
+
+	require.Greater(t, len(got[1]), 64<<10, "a command that ran is recorded whole")
 }
