@@ -60,14 +60,19 @@ func (l *Log) Recover(ctx context.Context, now time.Time) (Recovery, error) {
 		}
 	}
 
-	f, err := os.Open(l.path)
-	if err != nil {
-		return rec, fmt.Errorf("audit log %s: %w", l.path, err)
+	// A command's start may be in a rotated file, its result in this one.
+	var readers []io.Reader
+	for _, p := range Files(l.path) {
+		f, err := os.Open(p)
+		if err != nil {
+			return rec, fmt.Errorf("audit log %s: %w", p, err)
+		}
+		defer f.Close()
+		readers = append(readers, f)
 	}
-	defer f.Close()
 	started := map[string]ports.AuditEvent{}
 	var order []string
-	err = Read(f, Filter{}, func(e ports.AuditEvent) error {
+	err := Read(io.MultiReader(readers...), Filter{}, func(e ports.AuditEvent) error {
 		id := e.Detail["command_id"]
 		if id == "" {
 			return nil

@@ -102,3 +102,39 @@ func TestRefusalRecordsAreCappedAndKeepTheCommandsDigest(t *testing.T) {
 
 	require.Greater(t, len(got[1]), 64<<10, "a command that ran is recorded whole")
 }
+
+func TestLogRotatesAtMaxBytesAndKeepsKeepFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	one, err := json.Marshal(map[string]string{"pad": strings.Repeat("x", 100)})
+	require.NoError(t, err)
+	l, err := audit.OpenWith(path, audit.Options{MaxBytes: 3 * 200, Keep: 2})
+	require.NoError(t, err)
+	for i := range 12 {
+		require.NoError(t, l.Record(t.Context(), ports.AuditEvent{Time: at(i), Event: ports.AuditSessionCreated,
+			SessionID: fmt.Sprintf("s%02d", i), Detail: map[string]string{"pad": string(one)}}))
+	}
+	require.NoError(t, l.Close())
+
+	files := audit.Files(path)
+	require.Equal(t, []string{path + ".2", path + ".1", path}, files, "two rotated files kept, oldest first")
+	var sessions []string
+	for _, p := range files {
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		require.LessOrEqual(t, fi.Size(), int64(3*200))
+		require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+		f, err := os.Open(p)
+		require.NoError(t, err)
+		require.NoError(t, audit.Read(f, audit.Filter{}, func(e ports.AuditEvent) error {
+			sessions = append(sessions, e.SessionID)
+			return nil
+		}))
+		require.NoError(t, f.Close())
+	}
+	require.NotEmpty(t, sessions)
+	require.Equal(t, "s11", sessions[len(sessions)-1], "the newest record is in the current file")
+	for i := 1; i < len(sessions); i++ {
+		require.Less(t, sessions[i-1], sessions[i], "records read across the files in order")
+	}
+	require.NotEqual(t, "s00", sessions[0], "the oldest file beyond Keep was dropped")
+}

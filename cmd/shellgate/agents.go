@@ -52,6 +52,11 @@ type AgentTerminalConfig struct {
 	// AuditLog is the audit log's path; empty means audit.log in the data
 	// directory.
 	AuditLog string `yaml:"audit_log"`
+	// AuditMaxBytes rotates the audit log before it would grow past this
+	// size (AUDIT.1, AUDIT.2, …); 0 never rotates.
+	AuditMaxBytes Bytes `yaml:"audit_max_bytes"`
+	// AuditKeep is how many rotated audit files are kept.
+	AuditKeep int `yaml:"audit_keep"`
 	// WorkspaceRoots are the directories a session's workspace must lie in;
 	// the first is the default workspace. Empty means the directory serve
 	// started in.
@@ -83,6 +88,8 @@ func defaultAgentTerminal() AgentTerminalConfig {
 		OutputCapBytes:        agents.DefaultOutputCapBytes,
 		Sandbox:               string(ports.SandboxWorkspaceWrite),
 		SandboxDenyRead:       defaultDenyRead,
+		AuditMaxBytes:         64 << 20,
+		AuditKeep:             audit.DefaultKeep,
 		MaxPids:               512,
 		MaxMemory:             2 << 30,
 	}
@@ -122,7 +129,9 @@ func auditLogPath(cfg Config) string {
 // It takes the run so that it comes after the previous run's leftovers
 // were ended: a command recorded lost is one that no longer runs.
 func openAuditLog(cfg Config, clk ports.Clock, log *slog.Logger, _ runguard.Run) (*audit.Log, error) {
-	l, err := audit.Open(auditLogPath(cfg))
+	l, err := audit.OpenWith(auditLogPath(cfg), audit.Options{
+		MaxBytes: int64(cfg.AgentTerminal.AuditMaxBytes), Keep: cfg.AgentTerminal.AuditKeep,
+	})
 	if err != nil {
 		return nil, err
 	}
