@@ -172,3 +172,29 @@ func restartRecordsLost(t *testing.T, g *gateDaemon, agentSleeps []string) {
 	}
 	require.Equal(t, want, lost)
 }
+
+// TestGracefulStopEndsEscapedDescendants: SIGTERM ends the terminals, and
+// then what left their sessions, before the daemon exits.
+func TestGracefulStopEndsEscapedDescendants(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	c := d.dial(t, ahpclient.DialOptions{})
+	initialize(t, c, "stopper")
+	const term = "ahp-terminal:/escape"
+	rpcErr, err := c.CreateTerminal(ctx, ahpclient.CreateParams{Channel: term, Meta: spawn("/bin/sh", true)})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	name := strconv.Itoa(50000 + rand.IntN(10000))
+	_, err = c.Dispatch(ctx, term, ahpclient.InputAction("setsid sleep "+name+" &\n"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(procsWith(t, "sleep", name)) > 0 }, patience, 10*time.Millisecond)
+
+	t.Cleanup(func() {
+		if t.Failed() {
+			_, logs := d.output()
+			t.Log(logs)
+		}
+	})
+	d.stop() // asserts a clean exit 0
+	require.Empty(t, procsWith(t, "sleep", name), "the setsid escapee outlived a graceful stop")
+}

@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -88,34 +89,50 @@ func validID(id string) bool {
 	return err == nil
 }
 
+// sweepFor bounds a sweep: processes that keep appearing for this long
+// (another user's setuid program, which cannot be signalled) are given up.
+const sweepFor = 5 * time.Second
+
 // Sweep ends every process of this user whose environment carries the
-// run's marker, and returns how many it ended. Each round stops all it finds
-// before killing any, so a process cannot fork faster than it is found;
-// rounds repeat until one finds nothing.
+// run's marker, and returns how many it signalled. Each round stops all it
+// finds before killing any, so a process cannot fork faster than it is
+// found; rounds repeat until one finds nothing. A killed process may take a
+// moment to exit, so a round that finds only those already killed waits a
+// little before looking again.
 func Sweep(id string) (int, error) {
 	if !validID(id) {
 		return 0, fmt.Errorf("run id %q is not one a run file holds", id)
 	}
 	entry := []byte(EnvVar + "=" + id)
-	killed := 0
-	for range 50 {
+	killed := map[int]bool{}
+	deadline := time.Now().Add(sweepFor)
+	for {
 		pids, err := marked(entry)
 		if err != nil {
-			return killed, err
+			return len(killed), err
 		}
 		if len(pids) == 0 {
-			return killed, nil
+			return len(killed), nil
 		}
+		if time.Now().After(deadline) {
+			return len(killed), fmt.Errorf("%d processes of the run could not be ended within %s", len(pids), sweepFor)
+		}
+		fresh := false
 		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGSTOP)
+			if !killed[pid] {
+				fresh = true
+				_ = syscall.Kill(pid, syscall.SIGSTOP)
+			}
 		}
 		for _, pid := range pids {
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				killed++
+				killed[pid] = true
 			}
 		}
+		if !fresh {
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
-	return killed, errors.New("processes of the run kept appearing after 50 rounds")
 }
 
 // marked lists the live processes whose environment holds entry.
@@ -162,6 +179,9 @@ func zombie(pid int) bool {
 type Guard struct {
 	cmd  *exec.Cmd
 	pipe *os.File // the write end: its close is the guard's cue
+
+	cue   sync.Once
+	timer *time.Timer
 }
 
 // Start runs exe's guard for run: it waits for the daemon to go (its end of
@@ -186,10 +206,25 @@ func Start(exe string, run Run) (*Guard, error) {
 	return &Guard{cmd: cmd, pipe: w}, nil
 }
 
-// Stop gives the guard its cue and waits for its sweep: at a graceful stop
-// this ends whatever left the terminals' process groups.
+// SweepAfter gives the guard its cue once d has passed, without waiting. A
+// stopping daemon calls it as it starts ending its terminals: a process
+// that left a terminal's session but holds its pty or pipe keeps the
+// terminal's output open, and the terminal's stop would wait for it for
+// ever; d is the grace the terminals give their processes.
+func (g *Guard) SweepAfter(d time.Duration) {
+	g.timer = time.AfterFunc(d, g.sweepNow)
+}
+
+func (g *Guard) sweepNow() { g.cue.Do(func() { _ = g.pipe.Close() }) }
+
+// Stop gives the guard its cue, if it has not had it, and waits for its
+// sweep: at a graceful stop this ends whatever left the terminals' process
+// groups.
 func (g *Guard) Stop() error {
-	_ = g.pipe.Close()
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+	g.sweepNow()
 	if err := g.cmd.Wait(); err != nil {
 		return fmt.Errorf("run guard: %w", err)
 	}

@@ -70,6 +70,7 @@ func daemonOptions(cfg Config, logOut io.Writer) fx.Option {
 		signInOptions(),
 		agentOptions(cfg),
 		fx.Invoke(serveProtocol),
+		fx.Invoke(sweepDuringStop),
 		fx.Invoke(func(*httpServer) {}),
 	)
 }
