@@ -221,9 +221,30 @@ func (s *httpServer) Addr() string {
 	return s.ln.Addr().String()
 }
 
+// bodyDeadline gives every request with a body d to deliver it, counted
+// from its headers: one byte every few seconds would otherwise hold the
+// connection and its handler for ever, before anyone checked a token. A
+// WebSocket upgrade has no body, and its connection must not inherit the
+// deadline. The server resets the deadline for the next request's headers.
+func bodyDeadline(h http.Handler, d time.Duration) http.Handler {
+	if d <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody && r.Header.Get("Upgrade") == "" {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 func newHTTPServer(lc fx.Lifecycle, cfg Config, mux *http.ServeMux, log *slog.Logger) *httpServer {
 	s := &httpServer{
-		srv: &http.Server{Handler: hostGuard(mux, cfg.Listen), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
+		srv: &http.Server{
+			Handler:           bodyDeadline(hostGuard(mux, cfg.Listen), cfg.RequestBodyTimeout),
+			ReadHeaderTimeout: cfg.RequestHeaderTimeout,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		},
 		log: log,
 		tls: cfg.TLSCert != "",
 	}
