@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shellgate/shellgate/tests/ahpclient"
 )
 
 // TestTrickledRequestBodyIsCutOffAtItsDeadline: a client that sends its
@@ -48,4 +50,45 @@ func TestTrickledRequestBodyIsCutOffAtItsDeadline(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, resp2.Body.Close())
 	require.Equal(t, http.StatusOK, resp2.StatusCode)
+}
+
+// TestConnectionsWithoutSignInAreCappedAndGivenADeadline: strangers cannot
+// hold more than max_unauthenticated_connections, nor stay past
+// sign_in_grace; a person with a token always gets in and stays.
+func TestConnectionsWithoutSignInAreCappedAndGivenADeadline(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("sign_in_grace: 2s\nmax_unauthenticated_connections: 2\n"), 0o600))
+	d := startDaemon(t, "--config", cfg)
+	ctx := ctxT(t)
+
+	strangers := []*ahpclient.Client{d.dialRaw(t, ahpclient.DialOptions{}), d.dialRaw(t, ahpclient.DialOptions{})}
+	for _, s := range strangers {
+		rpcErr, err := s.Ping(ctx) // answered: each is counted by now
+		require.NoError(t, err)
+		require.Nil(t, rpcErr)
+	}
+	third := d.dialRaw(t, ahpclient.DialOptions{})
+	require.NoError(t, third.WaitClosed(ctx))
+	code, reason := third.CloseStatus()
+	require.Equal(t, 1008, int(code))
+	require.Contains(t, reason, "without a sign-in")
+
+	person := d.dial(t, ahpclient.DialOptions{}) // the admin's token: not counted
+	initialize(t, person, "admin")
+
+	for _, s := range strangers {
+		require.NoError(t, s.WaitClosed(ctx))
+		code, reason := s.CloseStatus()
+		require.Equal(t, 1008, int(code))
+		require.Contains(t, reason, "not signed in within 2s")
+	}
+	rpcErr, err := person.Ping(ctx)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr, "the signed-in connection stays")
+
+	// Their places are free again.
+	again := d.dialRaw(t, ahpclient.DialOptions{})
+	rpcErr, err = again.Ping(ctx)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
 }

@@ -3,6 +3,7 @@ package ahp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -28,6 +29,15 @@ type Options struct {
 	// against the users file (default 1 s): one whose token was rotated or
 	// removed is closed with 1008 even while it sends nothing.
 	RevocationCheck time.Duration
+	// SignInGrace is how long a connection may stay without a sign-in
+	// (default 2 minutes, as OpenSSH's LoginGraceTime); it is then closed
+	// with 1008. Checked with RevocationCheck.
+	SignInGrace time.Duration
+	// MaxUnauthenticated caps the connections open without a sign-in at
+	// once (default 64); one more is closed with 1008 at once. Connections
+	// that signed in are not counted, so a person with a token can always
+	// connect.
+	MaxUnauthenticated int
 	// ServerVersion is reported in serverInfo.
 	ServerVersion string
 	// Metrics, if set, is told about connections and traffic.
@@ -96,6 +106,12 @@ func NewServer(host *terminals.Host, clock ports.Clock, log *slog.Logger, opts O
 	if opts.ReconnectGrace <= 0 {
 		opts.ReconnectGrace = 5 * time.Minute
 	}
+	if opts.SignInGrace <= 0 {
+		opts.SignInGrace = 2 * time.Minute
+	}
+	if opts.MaxUnauthenticated <= 0 {
+		opts.MaxUnauthenticated = 64
+	}
 	if opts.RevocationCheck <= 0 {
 		opts.RevocationCheck = time.Second
 	}
@@ -121,6 +137,17 @@ func NewServer(host *terminals.Host, clock ports.Clock, log *slog.Logger, opts O
 	return s
 }
 
+// anonymous counts the connections without a sign-in; s.mu is held.
+func (s *Server) anonymous() int {
+	n := 0
+	for c := range s.conns {
+		if !c.who().SignedIn() {
+			n++
+		}
+	}
+	return n
+}
+
 // revokedReason is the close reason of a connection whose sign-in was
 // revoked.
 const revokedReason = "your sign-in was revoked (token rotated or removed); connect again with a current token"
@@ -136,16 +163,25 @@ func (s *Server) closeRevoked() {
 	}
 	s.sweeps.Add(1)
 	defer s.sweeps.Done()
-	var revoked []*conn
+	type ending struct {
+		c      *conn
+		reason string
+	}
+	var ends []ending
+	now := s.clock.Now()
 	for c := range s.conns {
-		if s.gate.Revoked(c.who()) {
-			revoked = append(revoked, c)
+		who := c.who()
+		switch {
+		case s.gate.Revoked(who):
+			ends = append(ends, ending{c, revokedReason})
+		case !who.SignedIn() && now.Sub(c.opened) >= s.opts.SignInGrace:
+			ends = append(ends, ending{c, fmt.Sprintf("not signed in within %s; connect with a token (Authorization: Bearer) or authenticate sooner", s.opts.SignInGrace)})
 		}
 	}
 	s.mu.Unlock()
 	var closing sync.WaitGroup
-	for _, c := range revoked {
-		closing.Go(func() { c.close(ports.ClosePolicy, revokedReason) })
+	for _, e := range ends {
+		closing.Go(func() { e.c.close(ports.ClosePolicy, e.reason) })
 	}
 	closing.Wait()
 	s.mu.Lock()
@@ -216,10 +252,16 @@ func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
 			c.caller = caller
 		}
 	}
+	c.opened = s.clock.Now()
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
 		_ = pc.Close(ports.CloseGoingAway, "This host is closing")
+		return
+	}
+	if !c.caller.SignedIn() && s.anonymous() >= s.opts.MaxUnauthenticated {
+		s.mu.Unlock()
+		_ = pc.Close(ports.ClosePolicy, fmt.Sprintf("%d connections are already open without a sign-in; connect with a token (Authorization: Bearer)", s.opts.MaxUnauthenticated))
 		return
 	}
 	s.conns[c] = struct{}{}
@@ -271,6 +313,7 @@ type conn struct {
 	pc  ports.Conn
 	sub *hub.Subscriber
 
+	opened       time.Time // when the connection arrived, for SignInGrace
 	initialized  bool
 	clientID     string
 	defaultShell string

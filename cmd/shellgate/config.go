@@ -37,6 +37,12 @@ type Config struct {
 	// its headers are in. A client that trickles either is cut off.
 	RequestHeaderTimeout time.Duration `yaml:"request_header_timeout"`
 	RequestBodyTimeout   time.Duration `yaml:"request_body_timeout"`
+	// SignInGrace closes a protocol connection still without a sign-in
+	// this long after it arrived.
+	SignInGrace time.Duration `yaml:"sign_in_grace"`
+	// MaxUnauthenticatedConnections caps the protocol connections open
+	// without a sign-in at once; signed-in ones are not counted.
+	MaxUnauthenticatedConnections int `yaml:"max_unauthenticated_connections"`
 	// TLSCert and TLSKey serve HTTPS/WSS; needed to listen beyond loopback.
 	TLSCert string `yaml:"tls_cert"`
 	TLSKey  string `yaml:"tls_key"`
@@ -56,15 +62,17 @@ type Config struct {
 // defaultConfig is the embedded default: a working daemon with no file.
 func defaultConfig() Config {
 	return Config{
-		Listen:               "127.0.0.1:7681",
-		ScrollbackChars:      200_000,
-		StopGrace:            5 * time.Second,
-		ClientQueueBytes:     8 << 20,
-		RequestHeaderTimeout: 10 * time.Second,
-		RequestBodyTimeout:   30 * time.Second,
-		ShellIntegration:     true,
-		LogLevel:             "info",
-		AgentTerminal:        defaultAgentTerminal(),
+		Listen:                        "127.0.0.1:7681",
+		ScrollbackChars:               200_000,
+		StopGrace:                     5 * time.Second,
+		ClientQueueBytes:              8 << 20,
+		RequestHeaderTimeout:          10 * time.Second,
+		RequestBodyTimeout:            30 * time.Second,
+		SignInGrace:                   2 * time.Minute,
+		MaxUnauthenticatedConnections: 64,
+		ShellIntegration:              true,
+		LogLevel:                      "info",
+		AgentTerminal:                 defaultAgentTerminal(),
 	}
 }
 

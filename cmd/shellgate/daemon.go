@@ -132,8 +132,10 @@ func newWebSocketServer(log *slog.Logger, users ports.UserStore) (*websocket.Ser
 func newProtocolServer(cfg Config, host *terminals.Host, clk ports.Clock, log *slog.Logger, m *metrics.Metrics, g *gate.Gate, srv *httpServer, claims sessionClaims) *ahp.Server {
 	return ahp.NewServer(host, clk, log, ahp.Options{
 		Metrics: m, QueueBytes: cfg.ClientQueueBytes, Gate: g,
-		Resource:        func() string { return srv.BaseURL() + "/" },
-		MayClaimSession: claims,
+		Resource:           func() string { return srv.BaseURL() + "/" },
+		MayClaimSession:    claims,
+		SignInGrace:        cfg.SignInGrace,
+		MaxUnauthenticated: cfg.MaxUnauthenticatedConnections,
 	})
 }
 
