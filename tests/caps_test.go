@@ -92,3 +92,36 @@ func TestConnectionsWithoutSignInAreCappedAndGivenADeadline(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, rpcErr)
 }
+
+// getMetrics reads /metrics signed in as the admin.
+func (d *daemon) getMetrics() (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://"+d.addr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	return http.DefaultClient.Do(req)
+}
+
+func TestMetricsNeedASignInUnlessPublic(t *testing.T) {
+	d := startDaemon(t)
+	status := func(d *daemon, token string) int {
+		req, err := http.NewRequest(http.MethodGet, "http://"+d.addr+"/metrics", nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusUnauthorized, status(d, ""))
+	require.Equal(t, http.StatusUnauthorized, status(d, "sg_wrong"))
+	require.Equal(t, http.StatusOK, status(d, d.token))
+
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("metrics_public: true\n"), 0o600))
+	public := startDaemon(t, "--config", cfg)
+	require.Equal(t, http.StatusOK, status(public, ""))
+}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -324,7 +323,7 @@ func TestSlowClientIsDroppedWhileAnotherKeepsReceiving(t *testing.T) {
 	// The host drops the stalled client as soon as it is too far behind;
 	// it resumes reading then, and finds the reason in the close frame.
 	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + d.addr + "/metrics")
+		resp, err := d.getMetrics()
 		if err != nil {
 			return false
 		}

@@ -37,6 +37,8 @@ type Config struct {
 	// its headers are in. A client that trickles either is cut off.
 	RequestHeaderTimeout time.Duration `yaml:"request_header_timeout"`
 	RequestBodyTimeout   time.Duration `yaml:"request_body_timeout"`
+	// MetricsPublic serves /metrics without a sign-in.
+	MetricsPublic bool `yaml:"metrics_public"`
 	// SignInGrace closes a protocol connection still without a sign-in
 	// this long after it arrived.
 	SignInGrace time.Duration `yaml:"sign_in_grace"`

@@ -176,7 +176,26 @@ type muxParams struct {
 	WS      *websocket.Server
 	Metrics *metrics.Metrics
 	Sandbox ports.Sandbox
+	Users   ports.UserStore
 	Routes  []Route `group:"routes"`
+}
+
+// signedIn serves h only to a request with a known bearer token, unless
+// public: the metrics name how many terminals, clients and agents there
+// are, which is nothing a stranger needs.
+func signedIn(h http.Handler, users ports.UserStore, public bool) http.Handler {
+	if public {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if _, ok := users.Lookup(strings.TrimSpace(token)); !ok || !strings.EqualFold(scheme, "Bearer") {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="shellgate"`)
+			http.Error(w, "sign in: send Authorization: Bearer <token>, or set metrics_public: true in the config", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func newMux(p muxParams) *http.ServeMux {
@@ -193,7 +212,7 @@ func newMux(p muxParams) *http.ServeMux {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(append(health, '\n'))
 	})
-	mux.Handle("GET /metrics", m.Handler())
+	mux.Handle("GET /metrics", signedIn(m.Handler(), p.Users, p.Config.MetricsPublic))
 	mux.Handle("/", ws)
 	return mux
 }
