@@ -31,7 +31,15 @@ const (
 	AuditSessionDeleted AuditEventKind = "session_deleted"
 	// AuditSessionExpired: an agent session was closed for idleness.
 	AuditSessionExpired AuditEventKind = "session_expired"
+	// AuditLogRepaired: at start, the log ended inside a line (a crash
+	// mid-write) and that fragment was cut off; Detail says how much.
+	AuditLogRepaired AuditEventKind = "log_repaired"
 )
+
+// AuditStatusLost is the status of the execute record written at start for
+// an agent command that started under an earlier run and never got a
+// result: the daemon stopped (crashed) while it ran, and it was ended.
+const AuditStatusLost = "lost"
 
 // AuditEvent is one audit record (seed 002, "Audit Logging"). Empty fields
 // are left out of the record. Nothing in it may hold a secret: commands are

@@ -22,6 +22,7 @@ type CloseCode int
 const (
 	CloseNormal        CloseCode = 1000
 	CloseGoingAway     CloseCode = 1001 // the daemon is stopping
+	CloseInvalidData   CloseCode = 1007 // a text frame that is not UTF-8
 	ClosePolicy        CloseCode = 1008 // refused: a slow client, a failed handshake
 	CloseMessageTooBig CloseCode = 1009
 	CloseInternal      CloseCode = 1011

@@ -211,9 +211,11 @@ func TestSignInSignOutRemovalAndWrongToken(t *testing.T) {
 	store, err := userstore.Open(filepath.Join(d.dataDir, "users.yaml"))
 	require.NoError(t, err)
 	require.NoError(t, store.Remove("sam"))
-	rpcErr, err = c.DisposeTerminal(ctx, "ahp-terminal:/s1")
-	require.NoError(t, err)
-	require.Equal(t, -32007, rpcErr.Code, "a removed person is refused on the next command")
+	_, _ = c.DisposeTerminal(ctx, "ahp-terminal:/s1") // the connection is closed before or instead of an answer
+	require.NoError(t, c.WaitClosed(ctx))
+	code, reason := c.CloseStatus()
+	require.Equal(t, 1008, int(code), "a removed person's connection ends")
+	require.Contains(t, reason, "revoked")
 
 	other := d.dialRaw(t, ahpclient.DialOptions{})
 	initialize(t, other, "x")
@@ -403,18 +405,83 @@ func TestRemovedOrSignedOutPersonStopsReceivingOutput(t *testing.T) {
 	require.Nil(t, rpcErr)
 	say("after-the-grant-went")
 
-	for name, c := range map[string]*ahpclient.Client{"removed": removed, "signed out": signedOut} {
-		// The answer to a ping comes after whatever was queued before it.
-		rpcErr, err := c.Ping(ctx)
-		require.NoError(t, err, "%s: the socket stays open", name)
-		require.Nil(t, rpcErr)
-		require.NotContains(t, c.Output(uri), "after-the-grant-went", "%s still receives the terminal's output", name)
+	// A removed person's connection is closed; it got nothing after.
+	require.NoError(t, removed.WaitClosed(ctx))
+	code, _ := removed.CloseStatus()
+	require.Equal(t, 1008, int(code))
+	require.NotContains(t, removed.Output(uri), "after-the-grant-went")
 
-		rpcErr, err = c.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/" + strings.ReplaceAll(name, " ", "-")})
-		require.NoError(t, err)
-		require.Equal(t, -32007, rpcErr.Code, "%s: the next command says why", name)
-		require.Contains(t, string(rpcErr.Data), `"required":true`, "%s: sign-in is required now", name)
+	// The signed-out one stays open and is asked to sign in.
+	rpcErr, err = signedOut.Ping(ctx) // answered after whatever was queued before it
+	require.NoError(t, err, "the socket stays open")
+	require.Nil(t, rpcErr)
+	require.NotContains(t, signedOut.Output(uri), "after-the-grant-went", "still receives the terminal's output")
+	rpcErr, err = signedOut.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/signed-out"})
+	require.NoError(t, err)
+	require.Equal(t, -32007, rpcErr.Code, "the next command says why")
+	require.Contains(t, string(rpcErr.Data), `"required":true`, "sign-in is required now")
+}
+
+// TestRotatedOrRemovedTokenEndsItsConnectionsAndRESTUse: the old token must
+// stop working everywhere at once, also on a connection that sends nothing.
+func TestRotatedOrRemovedTokenEndsItsConnectionsAndRESTUse(t *testing.T) {
+	for _, verb := range []string{"rotate", "remove"} {
+		t.Run(verb, func(t *testing.T) {
+			d := startDaemon(t)
+			ctx := ctxT(t)
+			old := d.addUser(t, "bot", "member")
+			idle := d.dialRaw(t, ahpclient.DialOptions{Token: old})
+			initialize(t, idle, "bot-idle")
+			busy := d.dialRaw(t, ahpclient.DialOptions{Token: old})
+			initialize(t, busy, "bot-busy")
+			require.Equal(t, http.StatusOK, restStatus(t, d, old))
+
+			store, err := userstore.Open(filepath.Join(d.dataDir, "users.yaml"))
+			require.NoError(t, err)
+			fresh := ""
+			if verb == "rotate" {
+				fresh, err = store.Rotate("bot")
+			} else {
+				err = store.Remove("bot")
+			}
+			require.NoError(t, err)
+
+			require.Equal(t, http.StatusUnauthorized, restStatus(t, d, old))
+			_, _ = busy.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/after"})
+			for _, c := range []*ahpclient.Client{busy, idle} {
+				require.NoError(t, c.WaitClosed(ctx))
+				code, reason := c.CloseStatus()
+				require.Equal(t, 1008, int(code))
+				require.Contains(t, reason, "revoked")
+			}
+			admin := d.dial(t, ahpclient.DialOptions{})
+			initialize(t, admin, "admin", ahpclient.RootChannel)
+			res, _, err := admin.Subscribe(ctx, ahpclient.RootChannel)
+			require.NoError(t, err)
+			root, err := res.Root()
+			require.NoError(t, err)
+			_, made := root.Terminal("ahp-terminal:/after")
+			require.False(t, made, "the old token created nothing")
+			if fresh != "" {
+				require.Equal(t, http.StatusOK, restStatus(t, d, fresh))
+				c := d.dialRaw(t, ahpclient.DialOptions{Token: fresh})
+				initialize(t, c, "bot-idle")
+			}
+		})
 	}
+}
+
+// restStatus is the status of an authenticated REST read with token.
+func restStatus(t *testing.T, d *daemon, token string) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctxT(t), http.MethodGet, "http://"+d.addr+"/api/agent-terminal/sessions", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	require.NoError(t, resp.Body.Close())
+	return resp.StatusCode
 }
 
 // A page elsewhere that makes its own name resolve to 127.0.0.1 (DNS
@@ -439,4 +506,76 @@ func TestLoopbackDaemonRefusesAForeignHostName(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, "its own address is answered")
+}
+
+// TestClientIDIsBoundToItsFirstPrincipal: the root list shows people's client
+// ids, so a stranger or another person naming one must neither close the
+// owner's connection nor restart its clientSeq; only the owner takes it over.
+func TestClientIDIsBoundToItsFirstPrincipal(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	sam := d.addUser(t, "sam", "member")
+	mo := d.addUser(t, "mo", "member")
+	owner := d.dialRaw(t, ahpclient.DialOptions{Token: sam})
+	initialize(t, owner, "sam-laptop")
+	const term = "ahp-terminal:/bound"
+	rpcErr, err := owner.CreateTerminal(ctx, ahpclient.CreateParams{Channel: term})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, _, err = owner.Subscribe(ctx, term)
+	require.NoError(t, err)
+	require.NoError(t, owner.DispatchSeq(ctx, term, 1, ahpclient.InputAction("echo first-$((1+1))\n")))
+	_, err = owner.WaitOutput(ctx, term, "first-2")
+	require.NoError(t, err)
+
+	attempts := []struct {
+		name   string
+		token  string
+		resume bool
+		want   string
+	}{
+		{"stranger initializes", "", false, "sign in as its owner"},
+		{"stranger reconnects", "", true, "sign in as its owner"},
+		{"another person initializes", mo, false, "belongs to another principal"},
+		{"another person reconnects", mo, true, "belongs to another principal"},
+	}
+	for _, a := range attempts {
+		t.Run(a.name, func(t *testing.T) {
+			c := d.dialRaw(t, ahpclient.DialOptions{Token: a.token})
+			var rpcErr *ahpclient.RPCError
+			var err error
+			if a.resume {
+				_, rpcErr, err = c.Reconnect(ctx, "sam-laptop", 0, []string{term})
+			} else {
+				_, rpcErr, err = c.Initialize(ctx, "sam-laptop", nil, nil)
+			}
+			require.NoError(t, err)
+			require.NotNil(t, rpcErr)
+			require.Equal(t, -32003, rpcErr.Code)
+			require.Contains(t, rpcErr.Message, a.want)
+			rpcErr, err = c.Ping(ctx)
+			require.NoError(t, err)
+			require.Nil(t, rpcErr, "the refused connection stays usable")
+		})
+	}
+
+	// The owner's connection is still open, and its clientSeq was not
+	// restarted: a retry of 1 is still a repeat, 2 is new.
+	rpcErr, err = owner.Ping(ctx)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	require.NoError(t, owner.DispatchSeq(ctx, term, 1, ahpclient.InputAction("echo first-$((1+1))\n")))
+	require.NoError(t, owner.DispatchSeq(ctx, term, 2, ahpclient.InputAction("echo second-$((3+1))\n")))
+	out, err := owner.WaitOutput(ctx, term, "second-4")
+	require.NoError(t, err)
+	require.NotContains(t, out, "first-2", "the retry was not applied again")
+
+	// The same principal on a new connection takes the id over.
+	back := d.dialRaw(t, ahpclient.DialOptions{Token: sam})
+	_, rpcErr, err = back.Reconnect(ctx, "sam-laptop", owner.LastServerSeq(), []string{term})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	require.NoError(t, owner.WaitClosed(ctx))
+	code, _ := owner.CloseStatus()
+	require.Equal(t, 1008, int(code))
 }

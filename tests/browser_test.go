@@ -955,7 +955,7 @@ func TestBrowserAgentPanelSpeaksTheSeedsAPI(t *testing.T) {
 	requireBrowser(t)
 	d := startDaemon(t)
 	gate := &fakeAgentGate{t: t, token: d.token, state: "agent_control", pending: map[string]any{
-		"command": "mkdir /srv/cache", "risk": "moderate", "timestamp": 1.7e9,
+		"command": "mkdir /srv/cache", "risk": "moderate", "timestamp": 1.7e9, "approval_id": "ap-shown",
 		"reasons": []string{"R3: mkdir creates a directory", "chat_agent needs approval for moderate"},
 	}}
 	base := startBrowserFront(t, d, gate).url
@@ -993,6 +993,7 @@ func TestBrowserAgentPanelSpeaksTheSeedsAPI(t *testing.T) {
 	defer gate.mu.Unlock()
 	require.Len(t, gate.decisions, 2)
 	require.Equal(t, false, gate.decisions[0]["approved"])
+	require.Equal(t, "ap-shown", gate.decisions[0]["approval_id"], "the decision names the approval the card showed")
 	require.NotEmpty(t, gate.decisions[1]["user_id"], "interrupt names who takes control")
 	for _, c := range gate.calls {
 		require.NotContains(t, c, "token", "the token never travels in a URL")

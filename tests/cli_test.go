@@ -521,7 +521,7 @@ func slowQueueDaemon(t *testing.T) *daemon {
 // it cannot. (It runs inside require.Eventually's own goroutine, so it
 // does not fail the test itself.)
 func (d *daemon) slowClientsDropped() int {
-	resp, err := http.Get("http://" + d.addr + "/metrics")
+	resp, err := d.getMetrics()
 	if err != nil {
 		return -1
 	}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -324,7 +323,7 @@ func TestSlowClientIsDroppedWhileAnotherKeepsReceiving(t *testing.T) {
 	// The host drops the stalled client as soon as it is too far behind;
 	// it resumes reading then, and finds the reason in the close frame.
 	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + d.addr + "/metrics")
+		resp, err := d.getMetrics()
 		if err != nil {
 			return false
 		}
@@ -427,6 +426,26 @@ func TestOversizedFrameClosesOnlyThatConnection(t *testing.T) {
 	code, _ := big.CloseStatus()
 	require.Equal(t, 1009, int(code))
 	rpcErr, err := ok.Ping(ctx)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+}
+
+func TestInvalidUTF8TextFrameClosesOnlyThatConnectionWith1007(t *testing.T) {
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	bad, ok := d.dial(t, ahpclient.DialOptions{}), d.dial(t, ahpclient.DialOptions{})
+	_, _, err := ok.Initialize(ctx, "ok", nil, nil)
+	require.NoError(t, err)
+	_, rpcErr, err := bad.Initialize(ctx, "bad", nil, nil)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	// A lone continuation byte inside an otherwise well-formed request.
+	_ = bad.Send(ctx, []byte("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"params\":{\"x\":\"\x80\"}}"))
+	require.NoError(t, bad.WaitClosed(ctx))
+	code, reason := bad.CloseStatus()
+	require.Equal(t, 1007, int(code))
+	require.Contains(t, reason, "UTF-8")
+	rpcErr, err = ok.Ping(ctx)
 	require.NoError(t, err)
 	require.Nil(t, rpcErr)
 }

@@ -59,25 +59,33 @@ func (c *conn) readable(channels []string) []string {
 	return out
 }
 
-// bindClientID refuses a client id first signed in under by another person.
+// bindClientID binds a client id to the principal that first uses it
+// (anonymous included) and refuses it to every other principal, so nobody
+// can take over, close or reset the clientSeq of another's client by
+// naming its id, which the root list shows. It runs before introduce, so a
+// refusal leaves the owner's connection and clientSeq as they were. Two
+// anonymous clients are one principal: nothing tells them apart.
 func (c *conn) bindClientID(clientID string) *Error {
 	c.srv.mu.Lock()
 	defer c.srv.mu.Unlock()
 	me := c.who()
 	rec := c.srv.clients[clientID]
-	if rec == nil || rec.person == "" || me.ID == "" || me.Root {
-		if rec != nil && rec.person == "" && me.ID != "" {
-			rec.person = me.ID
-		}
-		if rec == nil && me.ID != "" {
-			c.srv.clients[clientID] = &clientRecord{person: me.ID}
-		}
+	if rec == nil {
+		c.srv.clients[clientID] = &clientRecord{person: me.ID}
 		return nil
 	}
-	if rec.person != me.ID {
-		return errorf(CodeAlreadyExists, "%s is another person's client id here; connect under one of your own", clientID)
+	if me.Root || rec.person == me.ID {
+		return nil
 	}
-	return nil
+	return clientIDTaken(clientID, me.ID)
+}
+
+// clientIDTaken is the refusal of a client id bound to another principal.
+func clientIDTaken(clientID, me string) *Error {
+	if me == "" {
+		return errorf(CodeAlreadyExists, "%s belongs to a signed-in principal; sign in as its owner, or connect under a client id of your own", clientID)
+	}
+	return errorf(CodeAlreadyExists, "%s belongs to another principal here; connect under a client id of your own", clientID)
 }
 
 // authenticate signs the connection in, or out with an empty token (D5 in docs/protocol.md).
@@ -127,15 +135,18 @@ func (c *conn) authenticate(_ context.Context, m message) (any, *Error) {
 			Data: map[string]any{"resources": []resourceRecord{c.record()}}}
 	}
 	if c.initialized {
+		// The connection holding an id bound to nobody in particular
+		// (anonymous) signs it in: the id is now the signed-in principal's.
+		// An id bound to someone else stays theirs.
 		c.srv.mu.Lock()
 		rec := c.srv.clients[c.clientID]
 		other := rec != nil && rec.person != "" && rec.person != caller.ID
-		if rec != nil && rec.person == "" {
+		if rec != nil && rec.person == "" && rec.conn == c {
 			rec.person = caller.ID
 		}
 		c.srv.mu.Unlock()
 		if other {
-			return nil, errorf(CodeAlreadyExists, "%s is another person's client id here; connect under one of your own", c.clientID)
+			return nil, clientIDTaken(c.clientID, caller.ID)
 		}
 	}
 	c.setCaller(caller, time.Duration(expiresIn)*time.Second)

@@ -275,7 +275,7 @@ func (c *conn) reconnect(_ context.Context, m message) (any, *Error) {
 		return nil, errorf(CodeNotFound, "%s is not a client this host has seen; initialize instead", clientID)
 	}
 	if err := c.bindClientID(clientID); err != nil {
-		return nil, errorf(CodeNotFound, "%s is not a client you may resume; initialize instead", clientID)
+		return nil, err
 	}
 	c.introduce(clientID, version, true)
 	wanted := uniq(subs)

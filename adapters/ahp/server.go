@@ -3,6 +3,7 @@ package ahp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -24,6 +25,19 @@ type Options struct {
 	// ReconnectGrace is how long a dropped client's version and
 	// subscriptions are kept for reconnect (default 5 minutes).
 	ReconnectGrace time.Duration
+	// RevocationCheck is how often every signed-in connection is checked
+	// against the users file (default 1 s): one whose token was rotated or
+	// removed is closed with 1008 even while it sends nothing.
+	RevocationCheck time.Duration
+	// SignInGrace is how long a connection may stay without a sign-in
+	// (default 2 minutes, as OpenSSH's LoginGraceTime); it is then closed
+	// with 1008. Checked with RevocationCheck.
+	SignInGrace time.Duration
+	// MaxUnauthenticated caps the connections open without a sign-in at
+	// once (default 64); one more is closed with 1008 at once. Connections
+	// that signed in are not counted, so a person with a token can always
+	// connect.
+	MaxUnauthenticated int
 	// ServerVersion is reported in serverInfo.
 	ServerVersion string
 	// Metrics, if set, is told about connections and traffic.
@@ -68,6 +82,8 @@ type Server struct {
 	clients map[string]*clientRecord
 	conns   map[*conn]struct{}
 	closing bool
+	sweep   ports.Timer    // the next revocation check; nil without a gate
+	sweeps  sync.WaitGroup // revocation checks under way
 	wg      sync.WaitGroup
 }
 
@@ -76,7 +92,7 @@ type clientRecord struct {
 	version  string
 	channels []string
 	applied  seqWindow // recently applied dispatches, against retries (D18)
-	person   string    // the first person who signed in under this client id
+	person   string    // the principal the id is bound to: its first user ("" anonymous)
 	live     bool
 	conn     *conn // the connection that last introduced the client id
 	expiry   ports.Timer
@@ -90,6 +106,15 @@ func NewServer(host *terminals.Host, clock ports.Clock, log *slog.Logger, opts O
 	if opts.ReconnectGrace <= 0 {
 		opts.ReconnectGrace = 5 * time.Minute
 	}
+	if opts.SignInGrace <= 0 {
+		opts.SignInGrace = 2 * time.Minute
+	}
+	if opts.MaxUnauthenticated <= 0 {
+		opts.MaxUnauthenticated = 64
+	}
+	if opts.RevocationCheck <= 0 {
+		opts.RevocationCheck = time.Second
+	}
 	if opts.ServerVersion == "" {
 		opts.ServerVersion = "0.1.0"
 	}
@@ -100,10 +125,70 @@ func NewServer(host *terminals.Host, clock ports.Clock, log *slog.Logger, opts O
 	if g == nil {
 		g = gate.New(rootOnly{})
 	}
-	return &Server{
+	s := &Server{
 		host: host, hub: host.Hub(), clock: clock, log: log, opts: opts, gate: g,
 		clients: make(map[string]*clientRecord), conns: make(map[*conn]struct{}),
 	}
+	if opts.Gate != nil {
+		s.mu.Lock() // the check may run, and reschedule, before this returns
+		s.sweep = clock.AfterFunc(opts.RevocationCheck, s.closeRevoked)
+		s.mu.Unlock()
+	}
+	return s
+}
+
+// anonymous counts the connections without a sign-in; s.mu is held.
+func (s *Server) anonymous() int {
+	n := 0
+	for c := range s.conns {
+		if !c.who().SignedIn() {
+			n++
+		}
+	}
+	return n
+}
+
+// revokedReason is the close reason of a connection whose sign-in was
+// revoked.
+const revokedReason = "your sign-in was revoked (token rotated or removed); connect again with a current token"
+
+// closeRevoked closes every connection signed in with a token that has
+// since been rotated or removed, then schedules the next check. Each close
+// waits for its peer's answer, so they run at once.
+func (s *Server) closeRevoked() {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return
+	}
+	s.sweeps.Add(1)
+	defer s.sweeps.Done()
+	type ending struct {
+		c      *conn
+		reason string
+	}
+	var ends []ending
+	now := s.clock.Now()
+	for c := range s.conns {
+		who := c.who()
+		switch {
+		case s.gate.Revoked(who):
+			ends = append(ends, ending{c, revokedReason})
+		case !who.SignedIn() && now.Sub(c.opened) >= s.opts.SignInGrace:
+			ends = append(ends, ending{c, fmt.Sprintf("not signed in within %s; connect with a token (Authorization: Bearer) or authenticate sooner", s.opts.SignInGrace)})
+		}
+	}
+	s.mu.Unlock()
+	var closing sync.WaitGroup
+	for _, e := range ends {
+		closing.Go(func() { e.c.close(ports.ClosePolicy, e.reason) })
+	}
+	closing.Wait()
+	s.mu.Lock()
+	if !s.closing {
+		s.sweep = s.clock.AfterFunc(s.opts.RevocationCheck, s.closeRevoked)
+	}
+	s.mu.Unlock()
 }
 
 // ServeListener accepts connections until ctx ends or the listener closes.
@@ -131,6 +216,9 @@ func (s *Server) ServeListener(ctx context.Context, ln ports.Listener) error {
 func (s *Server) Close(reason string) {
 	s.mu.Lock()
 	s.closing = true
+	if s.sweep != nil {
+		s.sweep.Stop()
+	}
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
@@ -148,6 +236,7 @@ func (s *Server) Close(reason string) {
 		closing.Go(func() { c.close(ports.CloseGoingAway, reason) })
 	}
 	closing.Wait()
+	s.sweeps.Wait()
 	s.wg.Wait()
 }
 
@@ -163,10 +252,16 @@ func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
 			c.caller = caller
 		}
 	}
+	c.opened = s.clock.Now()
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
 		_ = pc.Close(ports.CloseGoingAway, "This host is closing")
+		return
+	}
+	if !c.caller.SignedIn() && s.anonymous() >= s.opts.MaxUnauthenticated {
+		s.mu.Unlock()
+		_ = pc.Close(ports.ClosePolicy, fmt.Sprintf("%d connections are already open without a sign-in; connect with a token (Authorization: Bearer)", s.opts.MaxUnauthenticated))
 		return
 	}
 	s.conns[c] = struct{}{}
@@ -218,6 +313,7 @@ type conn struct {
 	pc  ports.Conn
 	sub *hub.Subscriber
 
+	opened       time.Time // when the connection arrived, for SignInGrace
 	initialized  bool
 	clientID     string
 	defaultShell string
@@ -274,6 +370,11 @@ func (c *conn) readLoop(ctx context.Context) {
 	for {
 		frame, err := c.pc.Read(ctx)
 		if err != nil {
+			return
+		}
+		if c.srv.gate.Revoked(c.who()) {
+			// Between two checks: the old token does nothing more.
+			c.close(ports.ClosePolicy, revokedReason)
 			return
 		}
 		c.sub.Hold()

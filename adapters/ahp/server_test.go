@@ -24,7 +24,10 @@ import (
 	"github.com/shellgate/shellgate/ports"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The thread children are forked on lives as long as the process.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/shellgate/shellgate/adapters/spawner/internal/proc.spawnThread"))
+}
 
 const deadline = 20 * time.Second
 

@@ -2,6 +2,8 @@ package audit
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,6 +85,9 @@ func encode(e ports.AuditEvent) ([]byte, error) {
 		Reasons:    e.Reasons,
 		Detail:     e.Detail,
 	}
+	if e.Event == ports.AuditBlocked {
+		capRefused(&l)
+	}
 	if r := e.Result; r != nil {
 		l.Result = &result{
 			ReturnCode:    r.ReturnCode,
@@ -98,6 +103,54 @@ func encode(e ports.AuditEvent) ([]byte, error) {
 		return fit(l)
 	}
 	return b, nil
+}
+
+// RefusedFieldLimit bounds each text field of a refusal's record (a
+// "blocked" event): a refused command did nothing, and a client that sends
+// 64 KiB commands to be refused must not make the log grow at 64 KiB a
+// request. The command's SHA-256 is kept beside its cut text, so repeats of
+// one refused command can still be told apart and counted.
+const RefusedFieldLimit = 1 << 10
+
+// CommandDigestKey is the detail key holding a cut command's SHA-256 (hex).
+const CommandDigestKey = "command_sha256"
+
+// capRefused cuts a refusal's fields to RefusedFieldLimit, each with a
+// marker of its whole length, and names them under CutFieldsKey.
+func capRefused(l *line) {
+	over := func(v string) bool { return len(v) > RefusedFieldLimit }
+	if !over(l.Command) && !slices.ContainsFunc(l.Reasons, over) && !slices.ContainsFunc(slices.Collect(maps.Values(l.Detail)), over) {
+		return
+	}
+	// The event's own map and slice belong to the caller.
+	detail := maps.Clone(l.Detail)
+	if detail == nil {
+		detail = map[string]string{}
+	}
+	var cut []string
+	for _, k := range slices.Sorted(maps.Keys(detail)) {
+		if over(detail[k]) {
+			detail[k] = cutField(detail[k], RefusedFieldLimit)
+			cut = append(cut, "detail."+k)
+		}
+	}
+	if over(l.Command) {
+		sum := sha256.Sum256([]byte(l.Command))
+		detail[CommandDigestKey] = hex.EncodeToString(sum[:])
+		l.Command = cutField(l.Command, RefusedFieldLimit)
+		cut = append(cut, "command")
+	}
+	if slices.ContainsFunc(l.Reasons, over) {
+		l.Reasons = slices.Clone(l.Reasons)
+		for i, r := range l.Reasons {
+			if over(r) {
+				l.Reasons[i] = cutField(r, RefusedFieldLimit)
+			}
+		}
+		cut = append(cut, "reasons")
+	}
+	detail[CutFieldsKey] = strings.Join(cut, ",")
+	l.Detail = detail
 }
 
 func marshal(l line) ([]byte, error) {

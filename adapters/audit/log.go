@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/shellgate/shellgate/ports"
@@ -38,9 +41,12 @@ type file interface {
 // is not one the caller may answer after.
 type Log struct {
 	path string
+	opts Options
 
 	mu sync.Mutex
 	f  file // nil once closed
+	// size is the current file's length, for rotation.
+	size int64
 	// torn is set when a write failed part-way: the file may end inside a
 	// line, so the next record starts with a newline to stay whole.
 	torn bool
@@ -58,7 +64,27 @@ var _ ports.AuditSink = (*Log)(nil)
 // others can read or anyone but the owner can write: commands are recorded
 // as typed, and a log others can edit proves nothing. The parent directory
 // must exist.
-func Open(path string) (*Log, error) {
+func Open(path string) (*Log, error) { return OpenWith(path, Options{}) }
+
+// Options tune an audit log.
+type Options struct {
+	// MaxBytes rotates the log before a record would take it past this
+	// size: the file becomes path.1 (path.1 becomes path.2, …) and a new
+	// one is started. 0 never rotates.
+	MaxBytes int64
+	// Keep is how many rotated files are kept (path.1 … path.Keep); the
+	// oldest beyond that is deleted. 0 means DefaultKeep.
+	Keep int
+}
+
+// DefaultKeep is how many rotated files a rotating log keeps by default.
+const DefaultKeep = 5
+
+// OpenWith is Open with options.
+func OpenWith(path string, opts Options) (*Log, error) {
+	if opts.Keep <= 0 {
+		opts.Keep = DefaultKeep
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open audit log: %w", err)
@@ -73,7 +99,57 @@ func Open(path string) (*Log, error) {
 		_ = f.Close()
 		return nil, err
 	}
-	return &Log{path: path, f: f, torn: torn}, nil
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("audit log %s: %w", path, err)
+	}
+	return &Log{path: path, opts: opts, f: f, torn: torn, size: fi.Size()}, nil
+}
+
+// Files lists an audit log's files oldest first: the rotated ones that
+// exist (path.N … path.1), then path itself.
+func Files(path string) []string {
+	var rotated []string
+	for i := 1; ; i++ {
+		p := path + "." + strconv.Itoa(i)
+		if _, err := os.Lstat(p); err != nil {
+			break
+		}
+		rotated = append(rotated, p)
+	}
+	slices.Reverse(rotated)
+	return append(rotated, path)
+}
+
+// rotate moves the current file to path.1, shifting older ones up and
+// dropping the one beyond Keep, and starts a new file. l.mu is held.
+func (l *Log) rotate() error {
+	if err := l.f.Sync(); err != nil {
+		l.broken = err
+		return fmt.Errorf("sync audit log %s: %w", l.path, err)
+	}
+	_ = os.Remove(l.path + "." + strconv.Itoa(l.opts.Keep))
+	for i := l.opts.Keep - 1; i >= 1; i-- {
+		from := l.path + "." + strconv.Itoa(i)
+		if err := os.Rename(from, l.path+"."+strconv.Itoa(i+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("rotate audit log: %w", err)
+		}
+	}
+	if err := os.Rename(l.path, l.path+".1"); err != nil {
+		return fmt.Errorf("rotate audit log: %w", err)
+	}
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("rotate audit log: start %s: %w", l.path, err)
+	}
+	if err := syncDir(filepath.Dir(l.path)); err != nil {
+		_ = f.Close()
+		return err
+	}
+	_ = l.f.Close()
+	l.f, l.size, l.torn = f, 0, false
+	return nil
 }
 
 // check vets an opened log and reports whether it ends inside a line (a
@@ -139,12 +215,18 @@ func (l *Log) Record(ctx context.Context, e ports.AuditEvent) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("audit record not written: %w", context.Cause(ctx))
 	}
+	if l.opts.MaxBytes > 0 && l.size > 0 && l.size+int64(len(b)) > l.opts.MaxBytes {
+		if err := l.rotate(); err != nil {
+			return err
+		}
+	}
 	if l.torn {
 		b = append([]byte{'\n'}, b...)
 	}
 	// One write per record: with O_APPEND the kernel places it at the end
 	// even if another process appends too.
 	n, err := l.f.Write(b)
+	l.size += int64(n)
 	if err != nil {
 		if n > 0 {
 			l.torn = true

@@ -52,6 +52,7 @@ var errorTable = []wireError{
 	{match: as[*policy.BlockedError], status: http.StatusForbidden, code: "insufficient_permissions"},
 	{match: as[*access.DeniedError], status: http.StatusForbidden, code: "insufficient_permissions"},
 	{match: is(agents.ErrRoleCeiling), status: http.StatusForbidden, code: "insufficient_permissions"},
+	{match: is(agents.ErrOwnApproval), status: http.StatusForbidden, code: "insufficient_permissions"},
 	{match: is(agents.ErrAudit), status: http.StatusInternalServerError, code: "audit_error",
 		public: "the audit log could not record this request, so it was refused (or, for a command that already ran, its result is withheld); the daemon's log says why"},
 	{match: is(agents.ErrExecution), status: http.StatusInternalServerError, code: "execution_error"},

@@ -13,6 +13,8 @@ package userstore
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -157,13 +159,21 @@ func (s *Store) List() ([]access.Principal, error) {
 	}
 	out := make([]access.Principal, 0, len(d.file.users))
 	for _, u := range d.file.users {
-		out = append(out, principalOf(u))
+		p := principalOf(u)
+		p.Credential = "" // a listing names people, not their tokens
+		out = append(out, p)
 	}
 	return out, nil
 }
 
 func principalOf(r record) access.Principal {
-	return access.Principal{ID: r.id, Roles: append([]string(nil), r.roles...)}
+	return access.Principal{ID: r.id, Roles: append([]string(nil), r.roles...), Credential: credentialOf(r.digest)}
+}
+
+// credentialOf names a token by half of its stored digest: enough to tell
+// one token from the next, and no more than the users file already shows.
+func credentialOf(digest [sha256.Size]byte) string {
+	return hex.EncodeToString(digest[:sha256.Size/2])
 }
 
 // racyWindow is how long after a file's last modification its stat is not

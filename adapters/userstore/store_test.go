@@ -65,7 +65,9 @@ func TestBootstrapCreatesOneAdminAndShowsItsTokenOnce(t *testing.T) {
 
 	p, ok := s.Lookup(token)
 	require.True(t, ok)
-	require.Equal(t, access.Principal{ID: userstore.DefaultBootstrapID, Roles: []string{access.RoleAdmin}}, p)
+	require.Equal(t, userstore.DefaultBootstrapID, p.ID)
+	require.Equal(t, []string{access.RoleAdmin}, p.Roles)
+	require.False(t, p.Root)
 	require.True(t, s.Roles().Allows(p, access.ConfigChange))
 	require.Equal(t, fs.FileMode(0o600), mode(t, path))
 
@@ -595,4 +597,27 @@ func TestClosedStoreStillSeesChanges(t *testing.T) {
 	p, ok := s.Principal("sam")
 	require.True(t, ok)
 	require.Equal(t, []string{access.RoleMember}, p.Roles)
+}
+
+func TestRotatedTokenChangesThePrincipalsCredential(t *testing.T) {
+	s, err := userstore.Open(filepath.Join(t.TempDir(), "users.yaml"))
+	require.NoError(t, err)
+	tok, err := s.Add("sam", "member")
+	require.NoError(t, err)
+	before, ok := s.Lookup(tok)
+	require.True(t, ok)
+	require.NotEmpty(t, before.Credential)
+	byID, ok := s.Principal("sam")
+	require.True(t, ok)
+	require.Equal(t, before.Credential, byID.Credential)
+
+	fresh, err := s.Rotate("sam")
+	require.NoError(t, err)
+	byID, ok = s.Principal("sam")
+	require.True(t, ok)
+	require.NotEqual(t, before.Credential, byID.Credential)
+	after, ok := s.Lookup(fresh)
+	require.True(t, ok)
+	require.Equal(t, byID.Credential, after.Credential)
+	require.NotContains(t, after.Credential, fresh)
 }

@@ -15,7 +15,10 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The thread children are forked on lives as long as the process.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/shellgate/shellgate/adapters/spawner/internal/proc.spawnThread"))
+}
 
 func get(t *testing.T, h http.Handler, method, target string, hdr map[string]string) *http.Response {
 	t.Helper()

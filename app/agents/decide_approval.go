@@ -40,7 +40,8 @@ type DecisionResult struct {
 // DecideApproval approves and runs, or denies, a session's held command.
 type DecideApproval struct{ c *core }
 
-// Handle needs approval:decide, a person's grant. Approving is refused
+// Handle needs approval:decide, a person's grant, held by a principal other
+// than the one that opened the session (ErrOwnApproval). Approving is refused
 // while a person has control of the session (user_has_control): deny it,
 // or resume the agent first; and while the session already runs
 // MaxConcurrentCommands (ErrTooManyCommands), when the command stays held
@@ -58,6 +59,13 @@ func (h DecideApproval) Handle(ctx context.Context, who Caller, req DecisionRequ
 	e, err := c.locked(who, req.SessionID)
 	if err != nil {
 		return DecisionResult{}, err
+	}
+	if who.Principal.ID == e.owner {
+		// A principal holding a person's role and an agent's would otherwise
+		// approve what its own agent asked for: the approval would mean
+		// nothing.
+		e.mu.Unlock()
+		return DecisionResult{}, refuse(ErrOwnApproval, "%s opened session %s, so it may not decide that session's commands; a person signed in with another token must approve or deny", who.Principal.ID, req.SessionID)
 	}
 	by, now := who.Principal.ID, c.clock.Now()
 	next := e.s

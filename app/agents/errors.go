@@ -30,6 +30,9 @@ var (
 	// ErrRoleCeiling: the caller may open agent sessions, but not with the
 	// agent_role asked for (D3).
 	ErrRoleCeiling = errors.New("agent role above the caller's ceiling")
+	// ErrOwnApproval: the principal that opened the session (its agent)
+	// tried to decide the session's own held command.
+	ErrOwnApproval = errors.New("approval by the session's own agent")
 	// ErrTooManySessions: max_concurrent_sessions are already open.
 	ErrTooManySessions = errors.New("too many agent sessions")
 	// ErrTooManyCommands: the session already runs max_concurrent_commands

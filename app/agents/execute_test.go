@@ -224,6 +224,32 @@ func TestDecisionNamingAnotherApprovalIsRefused(t *testing.T) {
 	require.Empty(t, f.sp.Processes())
 }
 
+func TestSessionsOwnAgentPrincipalMayNotDecideItsCommands(t *testing.T) {
+	f := newFixture(t, agents.Config{})
+	both := caller("both", access.RoleMember, access.RoleChatAgent)
+	s := f.open(both, "chat_agent")
+	res, err := f.exec(both, s.ID, "mkdir /tmp/a")
+	require.NoError(t, err)
+	require.Equal(t, agents.Held, res.Outcome)
+
+	for _, approve := range []bool{true, false} {
+		for _, id := range []string{"", res.Pending.ID} {
+			_, err = f.app.DecideApproval.Handle(ctxT(t), both, agents.DecisionRequest{SessionID: s.ID, Approve: approve, ApprovalID: id})
+			require.ErrorIs(t, err, agents.ErrOwnApproval)
+			require.Contains(t, err.Error(), "another token")
+		}
+	}
+	require.Empty(t, f.sp.Processes())
+	got, err := f.app.GetSession.Handle(ctxT(t), ana, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, res.Pending.ID, got.Pending.ID, "still held for a person")
+
+	dec, err := f.app.DecideApproval.Handle(ctxT(t), ana, agents.DecisionRequest{SessionID: s.ID, Approve: true, ApprovalID: res.Pending.ID})
+	require.NoError(t, err)
+	require.True(t, dec.Approved)
+	require.Len(t, f.sp.Processes(), 1)
+}
+
 func TestForceApprovalAndApprovalRequiredForHoldWhatWouldRunAtOnce(t *testing.T) {
 	f := newFixture(t, agents.Config{ApprovalRequiredFor: []risk.Level{risk.Moderate}})
 	s := f.open(autoBot, "automation_agent")

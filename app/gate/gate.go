@@ -71,6 +71,10 @@ type Caller struct {
 	ID string
 	// Root is the daemon's own in-process caller: every grant.
 	Root bool
+	// Credential is the signed-in token's name in the directory
+	// (access.Principal.Credential): once the token is rotated or removed
+	// the caller is nobody, even if its id is still listed.
+	Credential string
 }
 
 // SignedIn reports whether the caller has a principal.
@@ -92,7 +96,11 @@ func (g *Gate) principal(c Caller) (access.Principal, bool) {
 	if c.ID == "" {
 		return access.Principal{}, false
 	}
-	return g.users.Principal(c.ID)
+	p, ok := g.users.Principal(c.ID)
+	if !ok || p.Credential != c.Credential {
+		return access.Principal{}, false
+	}
+	return p, true
 }
 
 // check decides one need.
@@ -173,11 +181,18 @@ func (g *Gate) SignIn(token string) (Caller, bool) {
 	if !ok {
 		return Caller{}, false
 	}
-	return Caller{ID: p.ID, Root: p.Root}, true
+	return Caller{ID: p.ID, Root: p.Root, Credential: p.Credential}, true
 }
 
-// Known reports whether the caller is still in the directory.
+// Known reports whether the caller is still in the directory, with the
+// token it signed in with.
 func (g *Gate) Known(c Caller) bool {
 	_, ok := g.principal(c)
 	return ok
+}
+
+// Revoked reports whether a signed-in caller's sign-in no longer holds:
+// its token was rotated or removed, or its principal was removed.
+func (g *Gate) Revoked(c Caller) bool {
+	return !c.Root && c.ID != "" && !g.Known(c)
 }

@@ -115,3 +115,23 @@ func TestUnknownTokenSignsNobodyIn(t *testing.T) {
 	_, ok = g.SignIn("")
 	require.False(t, ok)
 }
+
+func TestSignInWithARetiredTokenIsNobody(t *testing.T) {
+	g, d := newGate()
+	d.byToken["t-bot"] = access.Principal{ID: "bot", Roles: []string{"member"}, Credential: "old"}
+	bot := caller(t, g, "t-bot")
+	require.NoError(t, g.Command(bot, "createTerminal"))
+	require.False(t, g.Revoked(bot))
+
+	// Rotated: the id is still listed, with another token.
+	delete(d.byToken, "t-bot")
+	d.byToken["t-bot2"] = access.Principal{ID: "bot", Roles: []string{"member"}, Credential: "new"}
+	require.ErrorIs(t, g.Command(bot, "createTerminal"), gate.ErrSignIn)
+	require.True(t, g.Revoked(bot))
+	require.False(t, g.Known(bot))
+	require.NoError(t, g.Command(caller(t, g, "t-bot2"), "createTerminal"))
+
+	// Nobody and the host itself are never revoked.
+	require.False(t, g.Revoked(gate.Caller{}))
+	require.False(t, g.Revoked(gate.Caller{Root: true}))
+}

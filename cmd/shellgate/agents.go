@@ -16,6 +16,7 @@ import (
 	"github.com/shellgate/shellgate/adapters/audit"
 	mcpserver "github.com/shellgate/shellgate/adapters/mcp"
 	"github.com/shellgate/shellgate/adapters/restapi"
+	"github.com/shellgate/shellgate/adapters/runguard"
 	"github.com/shellgate/shellgate/adapters/shellexpand"
 	"github.com/shellgate/shellgate/app/agents"
 	"github.com/shellgate/shellgate/app/gate"
@@ -52,6 +53,11 @@ type AgentTerminalConfig struct {
 	// AuditLog is the audit log's path; empty means audit.log in the data
 	// directory.
 	AuditLog string `yaml:"audit_log"`
+	// AuditMaxBytes rotates the audit log before it would grow past this
+	// size (AUDIT.1, AUDIT.2, …); 0 never rotates.
+	AuditMaxBytes Bytes `yaml:"audit_max_bytes"`
+	// AuditKeep is how many rotated audit files are kept.
+	AuditKeep int `yaml:"audit_keep"`
 	// WorkspaceRoots are the directories a session's workspace must lie in;
 	// the first is the default workspace. Empty means the directory serve
 	// started in.
@@ -86,6 +92,8 @@ func defaultAgentTerminal() AgentTerminalConfig {
 		OutputCapBytes:        agents.DefaultOutputCapBytes,
 		Sandbox:               string(ports.SandboxWorkspaceWrite),
 		SandboxDenyRead:       defaultDenyRead,
+		AuditMaxBytes:         64 << 20,
+		AuditKeep:             audit.DefaultKeep,
 		MaxPids:               512,
 		MaxMemory:             2 << 30,
 	}
@@ -121,11 +129,35 @@ func auditLogPath(cfg Config) string {
 	return filepath.Join(cfg.DataDir, "audit.log")
 }
 
+// openAuditLog opens the audit log and repairs what a crash left in it.
+// It takes the run so that it comes after the previous run's leftovers
+// were ended: a command recorded lost is one that no longer runs.
+func openAuditLog(cfg Config, clk ports.Clock, log *slog.Logger, _ runguard.Run) (*audit.Log, error) {
+	l, err := audit.OpenWith(auditLogPath(cfg), audit.Options{
+		MaxBytes: int64(cfg.AgentTerminal.AuditMaxBytes), Keep: cfg.AgentTerminal.AuditKeep,
+	})
+	if err != nil {
+		return nil, err
+	}
+	rec, err := l.Recover(context.Background(), clk.Now())
+	if err != nil {
+		_ = l.Close()
+		return nil, err
+	}
+	if rec.TornBytes > 0 {
+		log.Warn("audit log ended inside a line; cut it off and recorded that", "bytes", rec.TornBytes)
+	}
+	if len(rec.Lost) > 0 {
+		log.Warn("agent commands of a previous run never got a result; recorded them lost", "count", len(rec.Lost))
+	}
+	return l, nil
+}
+
 // agentOptions wires the agent command gate (REST API, agent sessions,
 // audit log) into the daemon.
 func agentOptions(cfg Config) fx.Option {
 	return fx.Module("agents",
-		fx.Provide(fx.Private, func() (*audit.Log, error) { return audit.Open(auditLogPath(cfg)) }),
+		fx.Provide(fx.Private, openAuditLog),
 		fx.Provide(
 			newGateClassifier,
 			newAgentGate,

@@ -39,29 +39,40 @@ running daemon, only read access to the file.`,
 			if path == "" {
 				path = auditLogPath(cfg)
 			}
-			f, err := os.Open(path)
-			if err != nil {
-				return fmt.Errorf("audit log: %w", err)
-			}
-			defer f.Close()
 			raw, _ := cmd.Flags().GetBool("json")
-			if raw {
-				err = printRawAudit(cmd.OutOrStdout(), f, filter)
-			} else {
-				err = printAudit(cmd.OutOrStdout(), f, filter)
+			// Rotated files first (oldest first), then the current one.
+			malformed := false
+			for _, p := range audit.Files(path) {
+				f, err := os.Open(p)
+				if err != nil {
+					return fmt.Errorf("audit log: %w", err)
+				}
+				if raw {
+					err = printRawAudit(cmd.OutOrStdout(), f, filter)
+				} else {
+					err = printAudit(cmd.OutOrStdout(), f, filter)
+				}
+				_ = f.Close()
+				var bad *audit.MalformedError
+				if errors.As(err, &bad) {
+					// The rest of the log is still evidence: say what was
+					// skipped, and fail so a script notices.
+					fmt.Fprintf(cmd.ErrOrStderr(), "shellgate: %s: %v\n", p, bad)
+					malformed = true
+					continue
+				}
+				if err != nil {
+					return err
+				}
 			}
-			var bad *audit.MalformedError
-			if errors.As(err, &bad) {
-				// The rest of the log is still evidence: say what was
-				// skipped, and fail so a script notices.
-				fmt.Fprintf(cmd.ErrOrStderr(), "shellgate: %s: %v\n", path, bad)
+			if malformed {
 				return exitCodeError(1)
 			}
-			return err
+			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.String("file", "", "read this audit log instead of the configured one")
+	f.String("file", "", "read this audit log (and its rotated files, FILE.1 …) instead of the configured one")
 	f.String("session", "", "only this session's records")
 	f.String("agent", "", "only this agent's records (its agent_id)")
 	f.StringSlice("event", nil, "only these events (execute, approval_requested, approved, denied, blocked, interrupt, resume, session_created, session_deleted, session_expired); repeat or separate with commas")

@@ -130,3 +130,21 @@ func TestAuditSinceADurationCountsBackFromNow(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, auditT0, got)
 }
+
+func TestAuditReadsTheRotatedFilesOldestFirst(t *testing.T) {
+	dir := t.TempDir()
+	path := writeAuditLog(t, dir)
+	require.NoError(t, os.Rename(path, path+".1"))
+	l, err := audit.Open(path)
+	require.NoError(t, err)
+	require.NoError(t, l.Record(context.Background(), ports.AuditEvent{Time: auditT0.Add(time.Hour), Event: ports.AuditSessionDeleted, SessionID: "s1", Status: "deleted"}))
+	require.NoError(t, l.Close())
+
+	code, out, errOut := runGateCLI(t, "", "audit", "--data-dir", dir)
+
+	require.Zero(t, code, errOut)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.Len(t, lines, 5)
+	require.Contains(t, lines[0], "session_created")
+	require.Contains(t, lines[4], "session_deleted")
+}

@@ -36,6 +36,19 @@ type Config struct {
 	// ClientQueueBytes bounds how far one client may fall behind before it
 	// is closed with a reason.
 	ClientQueueBytes int `yaml:"client_queue_bytes"`
+	// RequestHeaderTimeout bounds how long an HTTP request's headers may
+	// take to arrive; RequestBodyTimeout bounds its body, from the moment
+	// its headers are in. A client that trickles either is cut off.
+	RequestHeaderTimeout time.Duration `yaml:"request_header_timeout"`
+	RequestBodyTimeout   time.Duration `yaml:"request_body_timeout"`
+	// MetricsPublic serves /metrics without a sign-in.
+	MetricsPublic bool `yaml:"metrics_public"`
+	// SignInGrace closes a protocol connection still without a sign-in
+	// this long after it arrived.
+	SignInGrace time.Duration `yaml:"sign_in_grace"`
+	// MaxUnauthenticatedConnections caps the protocol connections open
+	// without a sign-in at once; signed-in ones are not counted.
+	MaxUnauthenticatedConnections int `yaml:"max_unauthenticated_connections"`
 	// TLSCert and TLSKey serve HTTPS/WSS; needed to listen beyond loopback.
 	TLSCert string `yaml:"tls_cert"`
 	TLSKey  string `yaml:"tls_key"`
@@ -55,14 +68,18 @@ type Config struct {
 // defaultConfig is the embedded default: a working daemon with no file.
 func defaultConfig() Config {
 	return Config{
-		Listen:           "127.0.0.1:7681",
-		ScrollbackChars:  200_000,
-		StopGrace:        5 * time.Second,
-		ClientQueueBytes: 8 << 20,
-		ShellIntegration: true,
-		ScreenModel:      true,
-		LogLevel:         "info",
-		AgentTerminal:    defaultAgentTerminal(),
+		Listen:                        "127.0.0.1:7681",
+		ScrollbackChars:               200_000,
+		StopGrace:                     5 * time.Second,
+		ClientQueueBytes:              8 << 20,
+		RequestHeaderTimeout:          10 * time.Second,
+		RequestBodyTimeout:            30 * time.Second,
+		SignInGrace:                   2 * time.Minute,
+		MaxUnauthenticatedConnections: 64,
+		ShellIntegration:              true,
+		ScreenModel:                   true,
+		LogLevel:                      "info",
+		AgentTerminal:                 defaultAgentTerminal(),
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/shellgate/shellgate/adapters/ahp"
 	"github.com/shellgate/shellgate/adapters/clock"
 	"github.com/shellgate/shellgate/adapters/metrics"
+	"github.com/shellgate/shellgate/adapters/runguard"
 	"github.com/shellgate/shellgate/adapters/screen"
 	"github.com/shellgate/shellgate/adapters/shellinit"
 	"github.com/shellgate/shellgate/adapters/transport/websocket"
@@ -56,6 +57,7 @@ func daemonOptions(cfg Config, logOut io.Writer) fx.Option {
 		fx.StopTimeout(cfg.StopGrace+10*time.Second),
 		fx.Provide(
 			fx.Annotate(clock.System, fx.As(new(ports.Clock))),
+			newRun,
 			terminalsConfig,
 			metrics.New,
 			newWebSocketServer,
@@ -69,6 +71,7 @@ func daemonOptions(cfg Config, logOut io.Writer) fx.Option {
 		signInOptions(),
 		agentOptions(cfg),
 		fx.Invoke(serveProtocol),
+		fx.Invoke(sweepDuringStop),
 		fx.Invoke(func(*httpServer) {}),
 	)
 }
@@ -79,11 +82,11 @@ func newDaemon(cfg Config, logOut io.Writer, extra ...fx.Option) *daemon {
 	return d
 }
 
-func terminalsConfig(cfg Config) terminals.Config {
+func terminalsConfig(cfg Config, run runguard.Run) terminals.Config {
 	dir, _ := os.Getwd()
 	tc := terminals.Config{
 		Shell:           cfg.Shell,
-		Env:             terminalEnv(os.Environ()),
+		Env:             append(terminalEnv(os.Environ()), run.Env()),
 		Dir:             dir,
 		ScrollbackLimit: cfg.ScrollbackChars,
 		StopGrace:       cfg.StopGrace,
@@ -133,8 +136,10 @@ func newWebSocketServer(log *slog.Logger, users ports.UserStore) (*websocket.Ser
 func newProtocolServer(cfg Config, host *terminals.Host, clk ports.Clock, log *slog.Logger, m *metrics.Metrics, g *gate.Gate, srv *httpServer, claims sessionClaims) *ahp.Server {
 	return ahp.NewServer(host, clk, log, ahp.Options{
 		Metrics: m, QueueBytes: cfg.ClientQueueBytes, Gate: g,
-		Resource:        func() string { return srv.BaseURL() + "/" },
-		MayClaimSession: claims,
+		Resource:           func() string { return srv.BaseURL() + "/" },
+		MayClaimSession:    claims,
+		SignInGrace:        cfg.SignInGrace,
+		MaxUnauthenticated: cfg.MaxUnauthenticatedConnections,
 	})
 }
 
@@ -175,7 +180,26 @@ type muxParams struct {
 	WS      *websocket.Server
 	Metrics *metrics.Metrics
 	Sandbox ports.Sandbox
+	Users   ports.UserStore
 	Routes  []Route `group:"routes"`
+}
+
+// signedIn serves h only to a request with a known bearer token, unless
+// public: the metrics name how many terminals, clients and agents there
+// are, which is nothing a stranger needs.
+func signedIn(h http.Handler, users ports.UserStore, public bool) http.Handler {
+	if public {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if _, ok := users.Lookup(strings.TrimSpace(token)); !ok || !strings.EqualFold(scheme, "Bearer") {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="shellgate"`)
+			http.Error(w, "sign in: send Authorization: Bearer <token>, or set metrics_public: true in the config", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func newMux(p muxParams) *http.ServeMux {
@@ -192,7 +216,7 @@ func newMux(p muxParams) *http.ServeMux {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(append(health, '\n'))
 	})
-	mux.Handle("GET /metrics", m.Handler())
+	mux.Handle("GET /metrics", signedIn(m.Handler(), p.Users, p.Config.MetricsPublic))
 	mux.Handle("/", ws)
 	return mux
 }
@@ -222,9 +246,30 @@ func (s *httpServer) Addr() string {
 	return s.ln.Addr().String()
 }
 
+// bodyDeadline gives every request with a body d to deliver it, counted
+// from its headers: one byte every few seconds would otherwise hold the
+// connection and its handler for ever, before anyone checked a token. A
+// WebSocket upgrade has no body, and its connection must not inherit the
+// deadline. The server resets the deadline for the next request's headers.
+func bodyDeadline(h http.Handler, d time.Duration) http.Handler {
+	if d <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody && r.Header.Get("Upgrade") == "" {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 func newHTTPServer(lc fx.Lifecycle, cfg Config, mux *http.ServeMux, log *slog.Logger) *httpServer {
 	s := &httpServer{
-		srv: &http.Server{Handler: hostGuard(mux, cfg.Listen), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
+		srv: &http.Server{
+			Handler:           bodyDeadline(hostGuard(mux, cfg.Listen), cfg.RequestBodyTimeout),
+			ReadHeaderTimeout: cfg.RequestHeaderTimeout,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		},
 		log: log,
 		tls: cfg.TLSCert != "",
 	}

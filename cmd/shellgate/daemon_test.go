@@ -12,6 +12,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/goleak"
 
+	"github.com/shellgate/shellgate/adapters/runguard"
 	"github.com/shellgate/shellgate/adapters/spawner/fake"
 	"github.com/shellgate/shellgate/adapters/spawner/sandbox"
 	"github.com/shellgate/shellgate/app/terminals"
@@ -24,7 +25,12 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
 		os.Exit(sandbox.Main(os.Args[2:]))
 	}
-	goleak.VerifyTestMain(m)
+	if len(os.Args) > 1 && os.Args[1] == runguard.Command {
+		os.Exit(runguard.Main(os.Args[2:], os.Stdin))
+	}
+	goleak.VerifyTestMain(m,
+		// The thread children are forked on lives as long as the process.
+		goleak.IgnoreTopFunction("github.com/shellgate/shellgate/adapters/spawner/internal/proc.spawnThread"))
 }
 
 func testConfig(t *testing.T) Config {

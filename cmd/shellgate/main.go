@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shellgate/shellgate/adapters/runguard"
 	"github.com/shellgate/shellgate/adapters/spawner/sandbox"
 )
 
@@ -19,6 +20,9 @@ func main() {
 	// anything else of the CLI runs.
 	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
 		os.Exit(sandbox.Main(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == runguard.Command {
+		os.Exit(runguard.Main(os.Args[2:], os.Stdin))
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shellgate/shellgate/adapters/runguard"
 	"github.com/shellgate/shellgate/domain/risk"
 )
 
@@ -17,7 +18,7 @@ func TestTerminalsDoNotInheritTheDaemonsSignIn(t *testing.T) {
 	t.Setenv("SHELLGATE_DATA_DIR", dataDir)
 	t.Setenv("KEEP_ME", "1")
 
-	env := terminalsConfig(testConfig(t)).Env
+	env := terminalsConfig(testConfig(t), runguard.Run{ID: "0123456789abcdef0123456789abcdef"}).Env
 
 	for _, kv := range env {
 		require.NotContains(t, kv, "sg_admin-secret", "terminals inherit %s", kv)

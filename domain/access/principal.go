@@ -13,6 +13,10 @@ type Principal struct {
 	// users file can never produce it, and overriding the admin role there
 	// cannot take it away.
 	Root bool
+	// Credential names the token this record holds now (a digest, never
+	// the token), so a sign-in made with a token since rotated or removed
+	// can be told from a current one. Empty when the directory keeps none.
+	Credential string
 }
 
 // MaxAgentRole returns the highest agent role (chat_agent < automation_agent

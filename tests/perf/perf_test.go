@@ -19,7 +19,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(relayEnv) == "1" {
 		os.Exit(serveRelay(os.Stdin, os.Stdout))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m,
+		// The thread children are forked on lives as long as the process.
+		goleak.IgnoreTopFunction("github.com/shellgate/shellgate/adapters/spawner/internal/proc.spawnThread"))
 }
 
 // TestQuickRunMeasuresEveryFigure runs the tool on small sizes against the

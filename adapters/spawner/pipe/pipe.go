@@ -80,7 +80,7 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 		s.prepare(cmd)
 	}
 
-	if err := cmd.Start(); err != nil {
+	if err := proc.Start(cmd, cmd.Start); err != nil {
 		closeAll(inR, inW, outR, outW)
 		if errR != nil {
 			closeAll(errR, errW)

@@ -75,7 +75,11 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 	}
 	// creack/pty hands the child the terminal's *os.File for every stream and
 	// closes it after the start, as proc.Reap requires.
-	blocking, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: cols, Rows: rows}, cmd.SysProcAttr)
+	var blocking *os.File
+	err := proc.Start(cmd, func() (err error) {
+		blocking, err = pty.StartWithAttrs(cmd, &pty.Winsize{Cols: cols, Rows: rows}, cmd.SysProcAttr)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("pty: spawn %q in %q: %w", spec.Program, spec.Dir, err)
 	}

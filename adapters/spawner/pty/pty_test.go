@@ -18,7 +18,11 @@ import (
 	"github.com/shellgate/shellgate/ports"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(contract.NoChildrenLeft(m)) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(contract.NoChildrenLeft(m),
+		// The thread children are forked on lives as long as the process.
+		goleak.IgnoreTopFunction("github.com/shellgate/shellgate/adapters/spawner/internal/proc.spawnThread"))
+}
 
 func harness() contract.Harness {
 	return contract.Shell(func(*testing.T) ports.Spawner { return pty.New() }, true)

@@ -29,7 +29,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
 		os.Exit(sandbox.Main(os.Args[2:]))
 	}
-	goleak.VerifyTestMain(contract.NoChildrenLeft(m))
+	goleak.VerifyTestMain(contract.NoChildrenLeft(m),
+		// The thread children are forked on lives as long as the process.
+		goleak.IgnoreTopFunction("github.com/shellgate/shellgate/adapters/spawner/internal/proc.spawnThread"))
 }
 
 var (

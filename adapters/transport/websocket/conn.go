@@ -51,16 +51,35 @@ func newConn(wsc *ws.Conn, peer ports.Peer, opts Options, log *slog.Logger) *con
 // Peer describes who connected.
 func (c *conn) Peer() ports.Peer { return c.peer }
 
-// Read returns the next message, text or binary alike.
+// Read returns the next message, text or binary alike. A text message that
+// is not valid UTF-8 ends the connection with 1007, as RFC 6455 §8.1 asks:
+// the library leaves that check to its caller.
 func (c *conn) Read(ctx context.Context) ([]byte, error) {
 	if ce := c.ended(); ce != nil {
 		return nil, ce
 	}
-	_, msg, err := c.ws.Read(ctx)
+	typ, msg, err := c.ws.Read(ctx)
 	if err != nil {
 		return nil, c.failed(ctx, err)
 	}
+	if typ == ws.MessageText && !utf8.Valid(msg) {
+		return nil, c.refuseInvalidText()
+	}
 	return msg, nil
+}
+
+// invalidTextReason is the close reason sent with 1007.
+const invalidTextReason = "text frame is not valid UTF-8; send UTF-8 text or a binary frame"
+
+// refuseInvalidText closes with 1007 and reports that close to the reader.
+// The close handshake runs here, on the reader's goroutine, so nothing else
+// reads the socket meanwhile; it is bounded by the library's close timeout.
+func (c *conn) refuseInvalidText() error {
+	ce, first := c.end(&ports.CloseError{Code: ports.CloseInvalidData, Reason: invalidTextReason})
+	if first {
+		_ = c.ws.Close(ws.StatusInvalidFramePayloadData, invalidTextReason)
+	}
+	return ce
 }
 
 // Write sends msg as one text frame, within the write timeout.

@@ -191,6 +191,39 @@ func TestOversizedMessageClosesOnlyThatConnectionWith1009(t *testing.T) {
 	require.Equal(t, `{"and":"back"}`, string(got))
 }
 
+func TestInvalidUTF8TextClosesOnlyThatConnectionWith1007(t *testing.T) {
+	ctx := waitCtx(t)
+	f := start(t, websocket.Options{})
+	bad, badServer := f.connect(t, nil)
+	other, otherServer := f.connect(t, nil)
+
+	// The same bytes in a binary frame are the peer's business, not UTF-8.
+	require.NoError(t, bad.Write(ctx, ws.MessageBinary, []byte("{\xff}")))
+	got, err := badServer.Read(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "{\xff}", string(got))
+
+	// The server's Read runs the close handshake, so the client must read.
+	read := make(chan error, 1)
+	go func() {
+		_, err := badServer.Read(ctx)
+		read <- err
+	}()
+	require.NoError(t, bad.Write(ctx, ws.MessageText, []byte("{\"jsonrpc\":\"2.0\",\"method\":\"\xc3\x28\"}")))
+	_, _, err = bad.Read(ctx)
+	var wce ws.CloseError
+	require.ErrorAs(t, err, &wce)
+	require.Equal(t, ws.StatusInvalidFramePayloadData, wce.Code)
+	require.Contains(t, wce.Reason, "UTF-8")
+	require.Equal(t, ports.CloseInvalidData, closeErr(t, <-read).Code)
+	require.Equal(t, ports.CloseInvalidData, closeErr(t, badServer.Write(ctx, []byte("{}"))).Code)
+
+	require.NoError(t, other.Write(ctx, ws.MessageText, []byte(`{"still":"\u00e9"}`)))
+	got, err = otherServer.Read(ctx)
+	require.NoError(t, err)
+	require.Equal(t, `{"still":"\u00e9"}`, string(got))
+}
+
 func TestOriginIsCheckedBeforeUpgradeAndAuthorize(t *testing.T) {
 	tests := []struct {
 		name    string

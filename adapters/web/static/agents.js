@@ -261,8 +261,8 @@ export class AgentPanel {
             : el('span', { 'data-testid': 'approval-sandbox' }, p.sandboxed ? 'runs sandboxed' : 'runs unconfined')),
         reasons.length ? el('ul', { 'data-testid': 'approval-reasons' }, ...reasons.map((r) => el('li', {}, String(r)))) : null,
         el('div', { class: 'actions' },
-          this.button('Approve', 'approve', 'approve-button', busy, () => this.decide(id, true), `Approve: ${p.command ?? ''}`, decide),
-          this.button('Deny', 'deny', 'deny-button', busy, () => this.decide(id, false), `Deny: ${p.command ?? ''}`, decide)),
+          this.button('Approve', 'approve', 'approve-button', busy, () => this.decide(id, true, p.approval_id), `Approve: ${p.command ?? ''}`, decide),
+          this.button('Deny', 'deny', 'deny-button', busy, () => this.decide(id, false, p.approval_id), `Deny: ${p.command ?? ''}`, decide)),
         this.limit(decide, 'approve or deny commands')));
     }
 
@@ -301,8 +301,12 @@ export class AgentPanel {
       'Your role does not include ', grantCode(refused.grant), `, so you cannot ${what} here.`);
   }
 
-  async decide(id, approved) {
+  // decide answers the held command this card shows: its approval_id goes
+  // along, so a card drawn before the agent's next command can never
+  // approve that one (the host answers no_pending_approval instead).
+  async decide(id, approved, approvalId) {
     const body = { approved };
+    if (approvalId) body.approval_id = String(approvalId);
     if (this.userId()) body.user_id = this.userId(); // optional: the host knows who signed in
     await this.act(id, 'decide', `/sessions/${encodeURIComponent(id)}/approve`, body, (d) => {
       if (!approved) return 'Denied.';
