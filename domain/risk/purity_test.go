@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// domain/ is pure (architecture.md): no processes, network, clocks or fx,
+// domain/ is pure (docs/architecture.md): no processes, network, clocks or fx,
 // and no shell interpreter that could touch the file system.
 func TestPackageImportsOnlyPureDependencies(t *testing.T) {
 	pkg, err := build.ImportDir(".", 0)
