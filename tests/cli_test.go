@@ -778,13 +778,5 @@ func TestAttachAgainAfterVimTypesNothingAndDetachRestoresTheScrollRegion(t *test
 	_, rpcErr, err := owner.Subscribe(ctxT(t), uri)
 	require.NoError(t, err)
 	require.Nil(t, rpcErr)
-	_, err = owner.Dispatch(ctxT(t), uri, ahpclient.InputAction("fence\n"))
-	require.NoError(t, err)
-	_, err = owner.WaitOutput(ctxT(t), uri, "got=[")
-	require.NoError(t, err)
-	_, err = owner.WaitOutput(ctxT(t), uri, "]\r\n")
-	require.NoError(t, err)
-	out := owner.Output(uri)
-	got := out[strings.LastIndex(out, "\ngot=[")+1:]
-	require.True(t, strings.HasPrefix(got, "got=[fence]\r\n"), "the shell received input nobody typed: %q", got)
+	requireOnlyFence(t, owner, uri)
 }

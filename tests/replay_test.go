@@ -95,17 +95,7 @@ func TestBrowserOpeningATerminalTypesNothingIntoIt(t *testing.T) {
 		`document.querySelector('[data-testid="terminal-screen"]').dataset.replaying === '0'`, nil)
 	require.Empty(t, b.textOf(`[data-testid="readonly-banner"]`), "sam may type here")
 
-	_, err = owner.Dispatch(ctxT(t), uri, ahpclient.InputAction("fence\n"))
-	require.NoError(t, err)
-	// Waits read on from "printed-2": the command line's own echo, which
-	// holds "got=[" too, is behind.
-	_, err = owner.WaitOutput(ctxT(t), uri, "got=[")
-	require.NoError(t, err)
-	_, err = owner.WaitOutput(ctxT(t), uri, "]\r\n")
-	require.NoError(t, err)
-	out := owner.Output(uri)
-	got := out[strings.LastIndex(out, "\ngot=[")+1:]
-	require.True(t, strings.HasPrefix(got, "got=[fence]\r\n"), "the shell received input nobody typed: %q", got)
+	requireOnlyFence(t, owner, uri)
 	b.waitScreenLine("got=[fence]")
 	b.requireCleanPage()
 }
@@ -302,7 +292,18 @@ func TestBrowserReplayAfterAReconnectTypesNothing(t *testing.T) {
 	b.waitJS("the page to finish drawing the replay",
 		`document.querySelector('[data-testid="terminal-screen"]').dataset.replaying === '0'`, nil)
 
-	_, err = owner.Dispatch(ctxT(t), uri, ahpclient.InputAction("fence\n"))
+	requireOnlyFence(t, owner, uri)
+	b.requireCleanPage()
+}
+
+// requireOnlyFence types "fence" into the terminal at uri, whose shell
+// runs `IFS= read -rs got; printf 'got=[%q]\n' "$got"`, and fails unless it read that
+// and nothing before it: no replay made anyone's terminal type. The wait
+// reads on from where the client is, so the command line's own echo,
+// which holds "got=[" too, is behind it.
+func requireOnlyFence(t *testing.T, owner *ahpclient.Client, uri string) {
+	t.Helper()
+	_, err := owner.Dispatch(ctxT(t), uri, ahpclient.InputAction("fence\n"))
 	require.NoError(t, err)
 	_, err = owner.WaitOutput(ctxT(t), uri, "got=[")
 	require.NoError(t, err)
@@ -311,5 +312,4 @@ func TestBrowserReplayAfterAReconnectTypesNothing(t *testing.T) {
 	out := owner.Output(uri)
 	got := out[strings.LastIndex(out, "\ngot=[")+1:]
 	require.True(t, strings.HasPrefix(got, "got=[fence]\r\n"), "the shell received input nobody typed: %q", got)
-	b.requireCleanPage()
 }

@@ -80,40 +80,8 @@ func plainReadLoop(b *testing.B, pty bool) time.Duration {
 }
 
 func throughHost(b *testing.B, pty, passMarks bool) time.Duration {
-	h := hub.New(hub.Options{})
-	host := terminals.New(terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}, PassMarks: passMarks}, h, local.New(), clock.System())
-	sub := hub.NewSubscriber("bench", 1<<30)
-	uri := "ahp-terminal:/bench"
-	ctx := context.Background()
-	start := time.Now()
-	if _, err := host.Create(ctx, terminals.Spec{URI: uri, PTY: pty, Command: flood, Claim: terminal.ClientHolds("bench")}); err != nil {
-		b.Fatal(err)
-	}
-	snap := subscribe(b, host, sub, uri).Terminal
-	n := len(terminal.Text(snap.Content))
-	for done := snap.Lifecycle.IsExited(); !done; {
-		batch, err := sub.Next(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, ev := range batch {
-			switch a := ev.Action.(type) {
-			case terminal.Data:
-				n += len(a.Data)
-			case terminal.Exited:
-				done = true
-			}
-		}
-	}
-	elapsed := time.Since(start)
-	h.Remove(sub)
-	if err := host.Stop(ctx); err != nil {
-		b.Fatal(err)
-	}
-	if n < floodBytes {
-		b.Fatalf("subscriber received %d of %d bytes", n, floodBytes)
-	}
-	return elapsed
+	cfg := terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}, PassMarks: passMarks}
+	return floodThroughHost(b, cfg, pty, flood, floodBytes).wall
 }
 
 // BenchmarkTitleWatchCost floods a pty terminal with plain output through

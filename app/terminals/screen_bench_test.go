@@ -99,17 +99,25 @@ func cpuNow(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// floodCost runs command in a pty terminal of the host, read by one
-// subscriber, and returns how long that took and the CPU this process
-// spent.
+// floodCost runs command in a pty terminal of a host with screens, read
+// by one subscriber, and returns how long that took and the CPU this
+// process spent.
 func floodCost(b *testing.B, command string, want int, screens ports.Screens) cost {
+	cfg := terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}, Screens: screens}
+	return floodThroughHost(b, cfg, true, command, want)
+}
+
+// floodThroughHost runs command in a terminal of a host set up with cfg,
+// read by one subscriber until it exits, and returns how long that took and
+// the CPU this process spent; it fails unless want bytes arrived.
+func floodThroughHost(b *testing.B, cfg terminals.Config, pty bool, command string, want int) cost {
 	h := hub.New(hub.Options{})
-	host := terminals.New(terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}, Screens: screens}, h, local.New(), clock.System())
+	host := terminals.New(cfg, h, local.New(), clock.System())
 	sub := hub.NewSubscriber("bench", 1<<30)
 	uri := "ahp-terminal:/bench"
 	ctx := context.Background()
 	startCPU, start := cpuNow(b), time.Now()
-	if _, err := host.Create(ctx, terminals.Spec{URI: uri, PTY: true, Command: command, Claim: terminal.ClientHolds("bench")}); err != nil {
+	if _, err := host.Create(ctx, terminals.Spec{URI: uri, PTY: pty, Command: command, Claim: terminal.ClientHolds("bench")}); err != nil {
 		b.Fatal(err)
 	}
 	snap := subscribe(b, host, sub, uri).Terminal
@@ -163,14 +171,39 @@ func BenchmarkIdlePtyTerminalMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		// Each prints its prompt or its screen once; give them the time to.
+		// Each prints its prompt or its screen once: wait for every one's
+		// "$ " on one subscriber, gone again before the heap is read.
+		sub := hub.NewSubscriber("settle", 1<<30)
+		text := map[string]string{}
+		var uris []string
 		for i := 0; i < count; i++ {
-			snap, err := host.Snapshot(fmt.Sprintf("ahp-terminal:/idle%d", i))
-			for err == nil && !strings.HasSuffix(terminal.Text(snap.Content), "$ ") {
-				time.Sleep(time.Millisecond) // a benchmark's settling, not a test's wait
-				snap, err = host.Snapshot(fmt.Sprintf("ahp-terminal:/idle%d", i))
+			uris = append(uris, fmt.Sprintf("ahp-terminal:/idle%d", i))
+		}
+		host.SubscribeAll(sub, uris, func(snaps []terminals.ChannelSnapshot, _ uint64) {
+			for _, s := range snaps {
+				text[s.URI] = terminal.Text(s.Terminal.Content)
+			}
+		})
+		ready := func() bool {
+			for _, uri := range uris {
+				if !strings.HasSuffix(text[uri], "$ ") {
+					return false
+				}
+			}
+			return true
+		}
+		for !ready() {
+			batch, err := sub.Next(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, ev := range batch {
+				if d, ok := ev.Action.(terminal.Data); ok {
+					text[ev.Channel] += d.Data
+				}
 			}
 		}
+		h.Remove(sub)
 		after, rssAfter := memNow(), rssNow(b)
 		return float64(after.heap-before.heap) / count, float64(rssAfter-rssBefore) / count
 	}
