@@ -147,6 +147,10 @@ type Spec struct {
 	// everything is Stdout. Every call has returned before Done is closed;
 	// data is valid only during the call.
 	OnOutput func(stream Stream, data []byte)
+	// Banner, when set, is the start of the terminal's output, before
+	// anything the process writes: in the scrollback and every viewer's
+	// snapshot, never given to OnOutput.
+	Banner string
 	// Confine runs the process confined (ports.SpawnSpec.Confine); a
 	// spawner that cannot confine it makes the terminal one that could not
 	// start, never an unconfined one.
@@ -211,6 +215,9 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 			Title: title, CWD: terminal.URIFromPath(dir), Cols: cols, Rows: rows,
 			Claim: spec.Claim, IsPty: spec.PTY, ScrollbackLimit: h.cfg.ScrollbackLimit,
 		})
+		// Nobody can have subscribed to the channel yet: the state alone
+		// carries the banner to whoever opens the terminal.
+		t.state.Apply(terminal.Data{Data: spec.Banner})
 		h.terms[spec.URI] = t
 		tx.Open(spec.URI)
 		h.pumps.Add(1)
