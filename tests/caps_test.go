@@ -125,3 +125,38 @@ func TestMetricsNeedASignInUnlessPublic(t *testing.T) {
 	public := startDaemon(t, "--config", cfg)
 	require.Equal(t, http.StatusOK, status(public, ""))
 }
+
+// TestOneAgentCannotTakeEverySessionSlot: max_sessions_per_agent counts the
+// sessions of one agent (its token), so with the daemon's slots nearly full
+// of one agent's sessions another agent still opens its own.
+func TestOneAgentCannotTakeEverySessionSlot(t *testing.T) {
+	g := startGateDaemon(t, "--config", noSandbox(t, "  max_concurrent_sessions: 3\n  max_sessions_per_agent: 2\n"))
+	open := func(who, agentID, role string) (int, map[string]any) {
+		return g.api(t, who, "POST", "/api/agent-terminal/sessions", map[string]any{"agent_id": agentID, "agent_role": role})
+	}
+	var mine []string
+	for _, agentID := range []string{"a1", "a2"} {
+		status, body := open("chatbot", agentID, "chat_agent")
+		require.Equal(t, http.StatusCreated, status, body)
+		mine = append(mine, body["session_id"].(string))
+	}
+	// A new agent_id is the same agent: the count is by token.
+	status, body := open("chatbot", "a3", "chat_agent")
+	require.Equal(t, http.StatusTooManyRequests, status, body)
+	require.Equal(t, "too_many_agent_sessions", body["code"])
+	require.Contains(t, body["error"], "max_sessions_per_agent; delete one of yours")
+
+	status, body = open("autobot", "other", "automation_agent")
+	require.Equal(t, http.StatusCreated, status, "another agent still gets a session: %v", body)
+
+	// The daemon's own cap still holds for everyone.
+	status, body = g.api(t, "autobot", "POST", "/api/agent-terminal/sessions", map[string]any{"agent_id": "other2", "agent_role": "automation_agent"})
+	require.Equal(t, http.StatusTooManyRequests, status, body)
+	require.Equal(t, "too_many_sessions", body["code"])
+
+	// Deleting one of its own gives the first agent its place back.
+	status, body = g.api(t, "chatbot", "DELETE", "/api/agent-terminal/sessions/"+mine[0], nil)
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = open("chatbot", "a3", "chat_agent")
+	require.Equal(t, http.StatusCreated, status, body)
+}

@@ -70,6 +70,7 @@ var errorTable = []wireError{
 	{match: kind(agentsession.KindNoPendingApproval), status: http.StatusConflict, code: "no_pending_approval"},
 	{match: kind(agentsession.KindWrongState), status: http.StatusConflict, code: "invalid_state"},
 	{match: is(agents.ErrTooManySessions), status: http.StatusTooManyRequests, code: "too_many_sessions"},
+	{match: is(agents.ErrTooManyAgentSessions), status: http.StatusTooManyRequests, code: "too_many_agent_sessions"},
 	{match: is(agents.ErrTooManyCommands), status: http.StatusTooManyRequests, code: "too_many_commands"},
 	{match: is(agents.ErrClosing), status: http.StatusServiceUnavailable, code: "unavailable"},
 }

@@ -52,6 +52,11 @@ type Config struct {
 	// MaxConcurrentSessions refuses a new session while this many are open.
 	// Zero or less: no limit.
 	MaxConcurrentSessions int
+	// MaxSessionsPerAgent refuses a new session while the principal asking
+	// (the agent's token) already has this many open, so one agent cannot
+	// take every one of MaxConcurrentSessions (ErrTooManyAgentSessions).
+	// Zero or less: no limit.
+	MaxSessionsPerAgent int
 	// MaxConcurrentCommands refuses a session's next command (and the
 	// approval of its held one) while this many of its commands are
 	// running (ErrTooManyCommands). Zero or less: no limit.

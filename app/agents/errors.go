@@ -35,6 +35,9 @@ var (
 	ErrOwnApproval = errors.New("approval by the session's own agent")
 	// ErrTooManySessions: max_concurrent_sessions are already open.
 	ErrTooManySessions = errors.New("too many agent sessions")
+	// ErrTooManyAgentSessions: the principal asking already has
+	// max_sessions_per_agent sessions open.
+	ErrTooManyAgentSessions = errors.New("too many agent sessions for one agent")
 	// ErrTooManyCommands: the session already runs max_concurrent_commands
 	// commands; the next one waits until one of them ends.
 	ErrTooManyCommands = errors.New("too many running commands in the session")

@@ -41,6 +41,9 @@ type AgentTerminalConfig struct {
 	// MaxConcurrentSessions refuses a new session while this many are open;
 	// 0 is no limit.
 	MaxConcurrentSessions int `yaml:"max_concurrent_sessions"`
+	// MaxSessionsPerAgent refuses a new session while the agent asking
+	// (its principal) has this many open; 0 is no limit.
+	MaxSessionsPerAgent int `yaml:"max_sessions_per_agent"`
 	// MaxConcurrentCommands refuses a session's next command while this
 	// many of its commands are running (429 too_many_commands); 0 is no
 	// limit.
@@ -87,6 +90,7 @@ func defaultAgentTerminal() AgentTerminalConfig {
 		DefaultHost:           agents.MainHost,
 		SessionTimeout:        Seconds(time.Hour),
 		MaxConcurrentSessions: 10,
+		MaxSessionsPerAgent:   4,
 		MaxConcurrentCommands: agents.DefaultMaxConcurrentCommands,
 		CommandTimeout:        Seconds(10 * time.Minute),
 		OutputCapBytes:        agents.DefaultOutputCapBytes,
@@ -184,6 +188,7 @@ func newAgentGate(cfg Config, clk ports.Clock, host *terminals.Host, log *audit.
 		SessionTimeout:        time.Duration(at.SessionTimeout),
 		ApprovalRequiredFor:   at.ApprovalRequiredFor,
 		MaxConcurrentSessions: at.MaxConcurrentSessions,
+		MaxSessionsPerAgent:   at.MaxSessionsPerAgent,
 		MaxConcurrentCommands: at.MaxConcurrentCommands,
 		CommandTimeout:        time.Duration(at.CommandTimeout),
 		OutputCapBytes:        at.OutputCapBytes,
