@@ -55,6 +55,7 @@ var errorTable = []wireError{
 	{match: is(agents.ErrOwnApproval), status: http.StatusForbidden, code: "insufficient_permissions"},
 	{match: is(agents.ErrAudit), status: http.StatusInternalServerError, code: "audit_error",
 		public: "the audit log could not record this request, so it was refused (or, for a command that already ran, its result is withheld); the daemon's log says why"},
+	{match: is(agents.ErrAtCapacity), status: http.StatusServiceUnavailable, code: "at_capacity"},
 	{match: is(agents.ErrExecution), status: http.StatusInternalServerError, code: "execution_error"},
 
 	{match: is(errUnauthenticated), status: http.StatusUnauthorized, code: "unauthorized"},

@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -124,6 +125,9 @@ func (c *core) run(ctx context.Context, cmd command) (RunResult, error) {
 		Confine:  cmd.confine,
 		OnOutput: out.write,
 	})
+	if errors.Is(err, terminals.ErrLowOnFiles) {
+		return res, refuseCause(ErrAtCapacity, err, "the command was not started")
+	}
 	if err != nil {
 		return res, refuseCause(ErrExecution, err, "the command could not be started")
 	}
