@@ -4,8 +4,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -84,4 +86,61 @@ func TestTerminalsMadeAtAgentLikeURIsDoNotStopTheAgentsCommands(t *testing.T) {
 		require.Equal(t, word+"\n", ran["stdout"])
 		require.True(t, strings.HasPrefix(ran["terminal"].(string), "ahp-terminal:/agent-"+id+"-"), ran["terminal"])
 	}
+}
+
+// TestIdenticalRefusalsBecomeOneAuditRecordWithACount: an agent that sends
+// the same refused command again and again is answered every time, but the
+// log gets the first refusal at once and one record counting the rest when
+// audit_repeat_window ends.
+func TestIdenticalRefusalsBecomeOneAuditRecordWithACount(t *testing.T) {
+	g := startGateDaemon(t, "--config", noSandbox(t, "  audit_repeat_window: 5s\n"))
+	status, created := g.api(t, "chatbot", "POST", "/api/agent-terminal/sessions", map[string]any{"agent_id": "loop", "agent_role": "chat_agent"})
+	require.Equal(t, http.StatusCreated, status, created)
+	id := created["session_id"].(string)
+	ids := map[string]bool{}
+	var last string
+	for i := 0; i < 20; i++ {
+		status, body := g.api(t, "chatbot", "POST", "/api/agent-terminal/execute?session_id="+id, map[string]any{"command": "kill 1"})
+		require.Equal(t, http.StatusForbidden, status, body)
+		require.Equal(t, "insufficient_permissions", body["code"])
+		last = body["command_id"].(string)
+		ids[last] = true
+	}
+	require.Len(t, ids, 20, "each refusal is its own command, as the agent sees it")
+
+	// Each record stands for one refusal, or for as many as it counts.
+	refusals := func() (recs []map[string]any, total int) {
+		for _, rec := range auditEvents(t, filepath.Join(g.dataDir, "audit.log")) {
+			if rec["event"] != "blocked" || rec["command"] != "kill 1" {
+				continue
+			}
+			recs = append(recs, rec)
+			n := 1
+			if r, ok := rec["detail"].(map[string]any)["repeated"].(string); ok {
+				var err error
+				n, err = strconv.Atoi(r)
+				require.NoError(t, err)
+			}
+			total += n
+		}
+		return recs, total
+	}
+	got, total := refusals()
+	require.NotEmpty(t, got, "the first refusal is on disk before its answer")
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for ctx := ctxT(t); total < 20; got, total = refusals() {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("the records count %d of the 20 refusals: %v", total, got)
+		}
+	}
+	require.Equal(t, 20, total, "no refusal is counted twice")
+	require.Less(t, len(got), 20, "repeats were merged")
+	lastRec := got[len(got)-1]["detail"].(map[string]any)
+	// A window that ended just before the last refusal leaves it as the
+	// first of the next, written whole.
+	require.Contains(t, []any{lastRec["last_command_id"], lastRec["command_id"]}, last, "the last record names the last refusal: %v", got)
+	t.Logf("20 refusals, %d records", len(got))
 }

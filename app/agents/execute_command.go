@@ -269,8 +269,11 @@ func (c *core) block(ctx context.Context, e *entry, req ExecuteRequest, a risk.A
 	}
 	id := c.newID()
 	rec.Detail = mergeDetail(rec.Detail, map[string]string{"reason": reason, "message": why.Error(), "description": req.Description, "command_id": id})
-	if err := c.record(ctx, rec); err != nil {
-		return err
+	if k := keyOf(e.owner, rec); !c.repeats.absorb(k, id) {
+		if err := c.record(ctx, rec); err != nil {
+			return err
+		}
+		c.repeats.opened(k, rec)
 	}
 	var blocked *CommandBlockedError
 	var confine *ports.Confinement

@@ -61,6 +61,10 @@ type AgentTerminalConfig struct {
 	AuditMaxBytes Bytes `yaml:"audit_max_bytes"`
 	// AuditKeep is how many rotated audit files are kept.
 	AuditKeep int `yaml:"audit_keep"`
+	// AuditRepeatWindow merges identical refusals by one agent: the first
+	// is written at once, those within this window after it into one
+	// record with their count; 0 writes every one.
+	AuditRepeatWindow Seconds `yaml:"audit_repeat_window"`
 	// WorkspaceRoots are the directories a session's workspace must lie in;
 	// the first is the default workspace. Empty means the directory serve
 	// started in.
@@ -98,6 +102,7 @@ func defaultAgentTerminal() AgentTerminalConfig {
 		SandboxDenyRead:       defaultDenyRead,
 		AuditMaxBytes:         64 << 20,
 		AuditKeep:             audit.DefaultKeep,
+		AuditRepeatWindow:     Seconds(time.Minute),
 		MaxPids:               512,
 		MaxMemory:             2 << 30,
 	}
@@ -189,6 +194,7 @@ func newAgentGate(cfg Config, clk ports.Clock, host *terminals.Host, log *audit.
 		ApprovalRequiredFor:   at.ApprovalRequiredFor,
 		MaxConcurrentSessions: at.MaxConcurrentSessions,
 		MaxSessionsPerAgent:   at.MaxSessionsPerAgent,
+		RepeatWindow:          time.Duration(at.AuditRepeatWindow),
 		MaxConcurrentCommands: at.MaxConcurrentCommands,
 		CommandTimeout:        time.Duration(at.CommandTimeout),
 		OutputCapBytes:        at.OutputCapBytes,
