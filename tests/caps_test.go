@@ -211,6 +211,14 @@ func TestPersonAtTerminalCapIsRefusedWithWhatToDo(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, rpcErr, "another person is not held back")
 
+	admin := d.dial(t, ahpclient.DialOptions{})
+	initialize(t, admin, "admin")
+	for _, uri := range []string{"ahp-terminal:/admin-1", "ahp-terminal:/admin-2", "ahp-terminal:/admin-3"} {
+		rpcErr, err := admin.CreateTerminal(ctx, ahpclient.CreateParams{Channel: uri})
+		require.NoError(t, err)
+		require.Nil(t, rpcErr, "the cap is not an admin's")
+	}
+
 	rpcErr, err = sam.DisposeTerminal(ctx, "ahp-terminal:/sam-1")
 	require.NoError(t, err)
 	require.Nil(t, rpcErr)

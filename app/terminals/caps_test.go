@@ -27,6 +27,10 @@ func TestPersonAtMaxPerOwnerIsRefusedUntilOneIsDisposed(t *testing.T) {
 
 	f.create(terminals.Spec{Owner: "ana", Command: "read x"}) // another person is not held back
 	f.create(terminals.Spec{Command: "read x"})               // nor a terminal that counts against nobody
+	// An admin is not capped.
+	f.create(terminals.Spec{Owner: "root", Reserve: true, Command: "read x"})
+	f.create(terminals.Spec{Owner: "root", Reserve: true, Command: "read x"})
+	f.create(terminals.Spec{Owner: "root", Reserve: true, Command: "read x"})
 
 	require.NoError(t, f.host.Dispose(first.URI()))
 	f.create(terminals.Spec{Owner: "sam", Command: "read x"})

@@ -71,7 +71,8 @@ type Config struct {
 	PassMarks bool
 	// MaxPerOwner refuses a terminal to an owner (Spec.Owner) who already
 	// holds this many, exited ones included (their scrollback is still
-	// held); zero or less is no limit.
+	// held), unless the start is an admin's (Spec.Reserve); zero or less
+	// is no limit.
 	MaxPerOwner int
 	// Descriptors, when set, is asked before each start how many files the
 	// daemon may still open; too few refuses the terminal (ErrLowOnFiles)
@@ -178,8 +179,9 @@ type Spec struct {
 	// empty counts against nobody (the agent gate's terminals, which it
 	// caps itself).
 	Owner string
-	// Reserve lets the start use Config.DescriptorReserve: the caller is an
-	// admin.
+	// Reserve marks an admin's start: it may use Config.DescriptorReserve,
+	// and Config.MaxPerOwner does not apply (an admin may raise it anyway,
+	// and a repair may take more terminals than a person's share).
 	Reserve bool
 	// Confine runs the process confined (ports.SpawnSpec.Confine); a
 	// spawner that cannot confine it makes the terminal one that could not
@@ -238,7 +240,7 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 			err = terminal.ErrNotAClaim
 		case h.closing:
 			err = ErrClosing
-		case spec.Owner != "" && h.cfg.MaxPerOwner > 0 && h.heldBy(spec.Owner) >= h.cfg.MaxPerOwner:
+		case spec.Owner != "" && !spec.Reserve && h.cfg.MaxPerOwner > 0 && h.heldBy(spec.Owner) >= h.cfg.MaxPerOwner:
 			err = limitErrorf(ErrTooManyTerminals, "%s already holds %d terminals, this host's max_terminals_per_person; dispose of one (disposeTerminal) and try again",
 				spec.Owner, h.cfg.MaxPerOwner)
 		}
