@@ -132,6 +132,7 @@ func TestMetricsNeedASignInUnlessPublic(t *testing.T) {
 // sessions of one agent (its token), so with the daemon's slots nearly full
 // of one agent's sessions another agent still opens its own.
 func TestOneAgentCannotTakeEverySessionSlot(t *testing.T) {
+	t.Parallel()
 	g := startGateDaemon(t, "--config", noSandbox(t, "  max_concurrent_sessions: 3\n  max_sessions_per_agent: 2\n"))
 	open := func(who, agentID, role string) (int, map[string]any) {
 		return g.api(t, who, "POST", "/api/agent-terminal/sessions", map[string]any{"agent_id": agentID, "agent_role": role})
@@ -184,6 +185,7 @@ func requireLimit(t *testing.T, rpcErr *ahpclient.RPCError, limit, says string) 
 // refuses the next terminal with a reason, holds nobody else back, and
 // frees a place when one is disposed of.
 func TestPersonAtTerminalCapIsRefusedWithWhatToDo(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, "--config", configFile(t, "max_terminals_per_person: 2\n"))
 	ctx := ctxT(t)
 	token := d.addUser(t, "sam", "member")
@@ -233,6 +235,7 @@ func TestPersonAtTerminalCapIsRefusedWithWhatToDo(t *testing.T) {
 // then refused with a reason, and the admin still connects, starts a
 // terminal and disposes of the member's.
 func TestAdminStillStartsAndDisposesAtTheOpenFileLimit(t *testing.T) {
+	t.Parallel()
 	prlimit, err := exec.LookPath("prlimit")
 	require.NoError(t, err, "util-linux's prlimit runs the daemon under a small open-file limit")
 	dataDir := t.TempDir()
@@ -295,6 +298,7 @@ func TestAdminStillStartsAndDisposesAtTheOpenFileLimit(t *testing.T) {
 // counts every protocol connection, signed in or not; one more is closed
 // with 1013 and a reason, except an admin's while the reserve lasts.
 func TestConnectionsInTotalAreCappedWithRoomKeptForAdmins(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, "--config", configFile(t, "max_connections: 2\nadmin_reserved_connections: 1\n"))
 	ctx := ctxT(t)
 	token := d.addUser(t, "sam", "member")

@@ -28,6 +28,7 @@ func noSandbox(t *testing.T, extra string) string {
 // listed by the agent's id and a number; the line itself is in the
 // terminal's own output, which needs the read grant.
 func TestStrangerReadsNoAgentCommandLineFromTheRootList(t *testing.T) {
+	t.Parallel()
 	g := startGateDaemon(t, "--config", noSandbox(t, ""))
 	ctx := ctxT(t)
 
@@ -65,6 +66,7 @@ func TestStrangerReadsNoAgentCommandLineFromTheRootList(t *testing.T) {
 // of each command's terminal URI, so terminals made first at the URIs
 // the agent's commands once had take nothing from it.
 func TestTerminalsMadeAtAgentLikeURIsDoNotStopTheAgentsCommands(t *testing.T) {
+	t.Parallel()
 	g := startGateDaemon(t, "--config", noSandbox(t, ""))
 	ctx := ctxT(t)
 
@@ -93,6 +95,7 @@ func TestTerminalsMadeAtAgentLikeURIsDoNotStopTheAgentsCommands(t *testing.T) {
 // log gets the first refusal at once and one record counting the rest when
 // audit_repeat_window ends.
 func TestIdenticalRefusalsBecomeOneAuditRecordWithACount(t *testing.T) {
+	t.Parallel()
 	g := startGateDaemon(t, "--config", noSandbox(t, "  audit_repeat_window: 5s\n"))
 	status, created := g.api(t, "chatbot", "POST", "/api/agent-terminal/sessions", map[string]any{"agent_id": "loop", "agent_role": "chat_agent"})
 	require.Equal(t, http.StatusCreated, status, created)
