@@ -26,6 +26,7 @@ const (
 	ClosePolicy        CloseCode = 1008 // refused: a slow client, a failed handshake
 	CloseMessageTooBig CloseCode = 1009
 	CloseInternal      CloseCode = 1011
+	CloseTryAgainLater CloseCode = 1013 // a cap is reached for now
 
 	// CloseAbnormal is never sent: it is reported locally when a connection
 	// ended without a close frame (dropped, timed out, abandoned).

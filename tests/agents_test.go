@@ -141,11 +141,13 @@ func TestAgentGateWalksTheSeedsWorkflowOverRealHTTP(t *testing.T) {
 		Kind: "session", Session: "ahp-session:/" + id, Chat: "ahp-chat:/conv_abc123",
 		ToolCallID: ran["command_id"].(string),
 	}, info.Claim)
+	require.Equal(t, "chat_agent_1 #1", info.Title, "the root list names the agent and the number, never the command")
 	snap, rpcErr, err := watcher.Subscribe(ctx, uri)
 	require.NoError(t, err)
 	require.Nil(t, rpcErr)
 	state, err := snap.Terminal()
 	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(state.Text(), "$ echo \"Hello World\"; echo oops >&2\r\n"), "the command heads the terminal's own output: %q", state.Text())
 	require.Contains(t, state.Text(), "Hello World\n")
 	require.Contains(t, state.Text(), "oops\n", "viewers see both streams")
 

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -101,8 +102,19 @@ func startDaemonIn(t *testing.T, dataDir string, extraArgs ...string) *daemon {
 // environment.
 func startDaemonWith(t testing.TB, dataDir string, env []string, extraArgs ...string) *daemon {
 	t.Helper()
+	return startDaemonUnder(t, nil, dataDir, env, extraArgs...)
+}
+
+// startDaemonUnder is startDaemonWith run by a wrapper that execs its
+// last argument (prlimit …, say), so the daemon is still the process
+// started; an empty wrapper runs the daemon directly.
+func startDaemonUnder(t testing.TB, wrapper []string, dataDir string, env []string, extraArgs ...string) *daemon {
+	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir}, extraArgs...)
 	cmd := exec.Command(binary, args...)
+	if len(wrapper) > 0 {
+		cmd = exec.Command(wrapper[0], append(append(slices.Clone(wrapper[1:]), binary), args...)...)
+	}
 	cmd.Env = append(append(os.Environ(), "SHELL=/bin/sh"), env...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)

@@ -407,7 +407,9 @@ func (c *conn) createTerminal(ctx context.Context, m message) (any, *Error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := terminals.Spec{URI: channel, Shell: c.defaultShell, Claim: terminal.ClientHolds(c.clientID)}
+	who := c.who()
+	spec := terminals.Spec{URI: channel, Shell: c.defaultShell, Claim: terminal.ClientHolds(c.clientID),
+		Owner: who.ID, Reserve: c.srv.gate.Reserved(who)}
 	if p.has("claim") {
 		claim, ok := fromWireClaim(p["claim"])
 		switch {
@@ -481,6 +483,10 @@ func createError(channel string, err error) *Error {
 		return invalidParams("That is not a terminal claim")
 	case errors.Is(err, terminal.ErrNotAFileURI):
 		return invalidParams("cwd must be a file: URI or an absolute path")
+	case errors.Is(err, terminals.ErrTooManyTerminals):
+		return &Error{Code: CodeLimitReached, Message: err.Error(), Data: map[string]any{"limit": "max_terminals_per_person"}}
+	case errors.Is(err, terminals.ErrLowOnFiles):
+		return &Error{Code: CodeLimitReached, Message: err.Error(), Data: map[string]any{"limit": "open_file_reserve"}}
 	case errors.Is(err, terminals.ErrClosing):
 		return errorf(CodeInternalError, "%s", terminals.ErrClosing.Error())
 	}

@@ -21,6 +21,12 @@ const (
 	CodeAuthRequired       = -32007
 	CodeNotFound           = -32008
 	CodePermissionDenied   = -32009
+	// CodeLimitReached is shellgate's own: one of the host's caps (a
+	// person's terminals, the daemon's open files, connections) refused
+	// the request; the message names the cap and what frees a place, and
+	// data.limit names its config key. It lies outside the -32000…-32099
+	// range AHP assigns, so no later AHP code can collide with it.
+	CodeLimitReached = -31001
 )
 
 // Error is a JSON-RPC error answer.

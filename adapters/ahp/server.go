@@ -38,6 +38,15 @@ type Options struct {
 	// that signed in are not counted, so a person with a token can always
 	// connect.
 	MaxUnauthenticated int
+	// MaxConnections caps the protocol connections open at once, signed in
+	// or not (default 256); one more is closed with 1013 at once, unless
+	// its caller may use the reserve (ReservedConnections).
+	MaxConnections int
+	// ReservedConnections are kept beyond MaxConnections for callers the
+	// gate counts as admins (gate.Reserved), so that an admin can still
+	// get in when everyone else has used up MaxConnections (default 4;
+	// negative keeps none).
+	ReservedConnections int
 	// ServerVersion is reported in serverInfo.
 	ServerVersion string
 	// Metrics, if set, is told about connections and traffic.
@@ -112,6 +121,13 @@ func NewServer(host *terminals.Host, clock ports.Clock, log *slog.Logger, opts O
 	if opts.MaxUnauthenticated <= 0 {
 		opts.MaxUnauthenticated = 64
 	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = 256
+	}
+	if opts.ReservedConnections == 0 {
+		opts.ReservedConnections = 4
+	}
+	opts.ReservedConnections = max(opts.ReservedConnections, 0)
 	if opts.RevocationCheck <= 0 {
 		opts.RevocationCheck = time.Second
 	}
@@ -146,6 +162,22 @@ func (s *Server) anonymous() int {
 		}
 	}
 	return n
+}
+
+// overConnectionLimit says why caller's connection may not be taken, or ""
+// when it may: admins may use the reserve beyond MaxConnections. s.mu is
+// held. (A close reason must fit in 123 bytes.)
+func (s *Server) overConnectionLimit(caller gate.Caller) string {
+	if s.gate.Reserved(caller) {
+		if len(s.conns) < s.opts.MaxConnections+s.opts.ReservedConnections {
+			return ""
+		}
+		return fmt.Sprintf("max_connections (%d) and the admins' reserve (%d) are in use; try again once one has closed", s.opts.MaxConnections, s.opts.ReservedConnections)
+	}
+	if len(s.conns) < s.opts.MaxConnections {
+		return ""
+	}
+	return fmt.Sprintf("max_connections (%d) are in use; try again once one has closed", s.opts.MaxConnections)
 }
 
 // revokedReason is the close reason of a connection whose sign-in was
@@ -262,6 +294,11 @@ func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
 	if !c.caller.SignedIn() && s.anonymous() >= s.opts.MaxUnauthenticated {
 		s.mu.Unlock()
 		_ = pc.Close(ports.ClosePolicy, fmt.Sprintf("%d connections are already open without a sign-in; connect with a token (Authorization: Bearer)", s.opts.MaxUnauthenticated))
+		return
+	}
+	if reason := s.overConnectionLimit(c.caller); reason != "" {
+		s.mu.Unlock()
+		_ = pc.Close(ports.CloseTryAgainLater, reason)
 		return
 	}
 	s.conns[c] = struct{}{}

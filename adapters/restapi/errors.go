@@ -55,6 +55,7 @@ var errorTable = []wireError{
 	{match: is(agents.ErrOwnApproval), status: http.StatusForbidden, code: "insufficient_permissions"},
 	{match: is(agents.ErrAudit), status: http.StatusInternalServerError, code: "audit_error",
 		public: "the audit log could not record this request, so it was refused (or, for a command that already ran, its result is withheld); the daemon's log says why"},
+	{match: is(agents.ErrAtCapacity), status: http.StatusServiceUnavailable, code: "at_capacity"},
 	{match: is(agents.ErrExecution), status: http.StatusInternalServerError, code: "execution_error"},
 
 	{match: is(errUnauthenticated), status: http.StatusUnauthorized, code: "unauthorized"},
@@ -70,6 +71,7 @@ var errorTable = []wireError{
 	{match: kind(agentsession.KindNoPendingApproval), status: http.StatusConflict, code: "no_pending_approval"},
 	{match: kind(agentsession.KindWrongState), status: http.StatusConflict, code: "invalid_state"},
 	{match: is(agents.ErrTooManySessions), status: http.StatusTooManyRequests, code: "too_many_sessions"},
+	{match: is(agents.ErrTooManyAgentSessions), status: http.StatusTooManyRequests, code: "too_many_agent_sessions"},
 	{match: is(agents.ErrTooManyCommands), status: http.StatusTooManyRequests, code: "too_many_commands"},
 	{match: is(agents.ErrClosing), status: http.StatusServiceUnavailable, code: "unavailable"},
 }

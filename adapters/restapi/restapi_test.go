@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -260,7 +261,7 @@ func TestSafeCommandRunsAndAnswersWithSeparateStreamsAndSecurity(t *testing.T) {
 	require.Equal(t, false, m["truncated"])
 	require.Equal(t, false, m["timed_out"])
 	require.NotContains(t, m, "signal", "no signal ended it")
-	require.Equal(t, "ahp-terminal:/agent-"+id+"-1", m["terminal"])
+	require.Regexp(t, `^ahp-terminal:/agent-`+regexp.QuoteMeta(id)+`-1-[0-9a-f]{16}$`, m["terminal"])
 
 	_, m = a.call("chatbot", "POST", "/api/agent-terminal/execute?session_id="+id, map[string]any{"command": "ls missing"})
 	require.Equal(t, "", m["stdout"])

@@ -52,6 +52,17 @@ type Config struct {
 	// MaxConcurrentSessions refuses a new session while this many are open.
 	// Zero or less: no limit.
 	MaxConcurrentSessions int
+	// MaxSessionsPerAgent refuses a new session while the principal asking
+	// (the agent's token) already has this many open, so one agent cannot
+	// take every one of MaxConcurrentSessions (ErrTooManyAgentSessions).
+	// Zero or less: no limit.
+	MaxSessionsPerAgent int
+	// RepeatWindow merges identical refusals (same principal, session,
+	// reason, command and description) in the audit log: the first is
+	// written at once, the ones that follow within this window are counted
+	// into one record written when it ends (repeats.go). Zero or less
+	// writes every refusal.
+	RepeatWindow time.Duration
 	// MaxConcurrentCommands refuses a session's next command (and the
 	// approval of its held one) while this many of its commands are
 	// running (ErrTooManyCommands). Zero or less: no limit.
@@ -156,6 +167,9 @@ func New(cfg Config, d Deps) *App {
 	c := &core{
 		cfg: cfg, clock: d.Clock, audit: d.Audit, host: d.Terminals, risk: d.Classifier, sandbox: d.Sandbox,
 		newID: d.NewID, log: d.Log, sessions: map[string]*entry{},
+	}
+	if cfg.RepeatWindow > 0 {
+		c.repeats = newRepeats(cfg.RepeatWindow, d.Clock, d.Audit, d.Log.Error)
 	}
 	return &App{
 		CreateSession:   CreateSession{c},

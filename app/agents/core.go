@@ -33,6 +33,8 @@ type core struct {
 	sandbox ports.Sandbox
 	newID   func() string
 	log     *slog.Logger
+	// repeats merges identical refusals in the audit log; nil writes each.
+	repeats *repeats
 
 	mu       sync.Mutex
 	sessions map[string]*entry
@@ -212,8 +214,10 @@ func (c *core) close(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		c.repeats.stop()
 		return nil
 	case <-ctx.Done():
+		c.repeats.stop()
 		return fmt.Errorf("agent gate: requests still under way at stop: %w", context.Cause(ctx))
 	}
 }

@@ -109,11 +109,27 @@ func (c *core) admit(e *entry) error {
 	switch {
 	case c.closing:
 		return refuse(ErrClosing, "shellgate is stopping, so no new agent session opens")
+	case c.cfg.MaxSessionsPerAgent > 0 && c.ownedBy(e.owner) >= c.cfg.MaxSessionsPerAgent:
+		return refuse(ErrTooManyAgentSessions, "%s already has %d agent sessions open, this daemon's max_sessions_per_agent; delete one of yours (DELETE /api/agent-terminal/sessions/{session_id}) before opening another", e.owner, c.cfg.MaxSessionsPerAgent)
 	case c.cfg.MaxConcurrentSessions > 0 && len(c.sessions) >= c.cfg.MaxConcurrentSessions:
 		return refuse(ErrTooManySessions, "%d agent sessions are open, which is this daemon's max_concurrent_sessions; delete one (DELETE /api/agent-terminal/sessions/{session_id}) or wait for an idle one to expire", len(c.sessions))
 	}
 	c.sessions[e.id] = e
 	return nil
+}
+
+// ownedBy counts the open sessions principal opened; c.mu is held. The
+// count is by principal, not by the request's agent_id: that is the
+// agent's own word, and one token could name a new agent for every
+// session.
+func (c *core) ownedBy(principal string) int {
+	n := 0
+	for _, e := range c.sessions {
+		if e.owner == principal {
+			n++
+		}
+	}
+	return n
 }
 
 // host4 resolves the host a session asks for: this machine, by the name

@@ -108,8 +108,8 @@ func (h DecideApproval) Handle(ctx context.Context, who Caller, req DecisionRequ
 		e.mu.Unlock()
 		return DecisionResult{}, err
 	}
-	cmd := command{e: e, sessionID: next.ID, conversationID: next.ConversationID, id: p.ID, n: next.CommandCount, line: p.Command,
-		confine: c.confinement(e, p.Unconfined)}
+	cmd := newCommand(e, &next, p.ID, p.Command)
+	cmd.confine = c.confinement(e, p.Unconfined)
 	out.Sandbox = cmd.confine
 	base.Detail["command_id"] = cmd.id
 	base.Detail = mergeDetail(base.Detail, sandboxDetail(cmd.confine))
@@ -121,7 +121,7 @@ func (h DecideApproval) Handle(ctx context.Context, who Caller, req DecisionRequ
 	e.running++
 	c.update(e, p.ID, func(v *CommandView) {
 		v.Status, v.DecidedBy, v.Approved, v.Sandbox = CommandRunning, by, true, cmd.confine
-		v.Terminal = commandURI(cmd.sessionID, cmd.n)
+		v.Terminal = cmd.uri
 	})
 	e.mu.Unlock()
 

@@ -35,9 +35,15 @@ var (
 	ErrOwnApproval = errors.New("approval by the session's own agent")
 	// ErrTooManySessions: max_concurrent_sessions are already open.
 	ErrTooManySessions = errors.New("too many agent sessions")
+	// ErrTooManyAgentSessions: the principal asking already has
+	// max_sessions_per_agent sessions open.
+	ErrTooManyAgentSessions = errors.New("too many agent sessions for one agent")
 	// ErrTooManyCommands: the session already runs max_concurrent_commands
 	// commands; the next one waits until one of them ends.
 	ErrTooManyCommands = errors.New("too many running commands in the session")
+	// ErrAtCapacity: the daemon is too close to its open-file limit to
+	// start the command; its reserve is kept for admins.
+	ErrAtCapacity = errors.New("daemon at capacity")
 	// ErrExecution: the command could not be run at all.
 	ErrExecution = errors.New("command execution failed")
 	// ErrAudit: the audit record could not be written, so nothing was done

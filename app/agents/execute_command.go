@@ -166,7 +166,8 @@ func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteReque
 		e.mu.Unlock()
 		return res, err
 	}
-	cmd := command{e: e, sessionID: next.ID, conversationID: next.ConversationID, id: c.newID(), n: next.CommandCount, line: req.Command, confine: confine, timeout: req.Timeout}
+	cmd := newCommand(e, &next, c.newID(), req.Command)
+	cmd.confine, cmd.timeout = confine, req.Timeout
 	base := c.commandEvent(&next, req.Command, a)
 	base.Detail = mergeDetail(base.Detail, map[string]string{"command_id": cmd.id, "decision": policy.Auto.String(), "description": req.Description})
 	base.Detail = mergeDetail(base.Detail, sandboxDetail(confine))
@@ -179,7 +180,7 @@ func (h ExecuteCommand) Handle(ctx context.Context, who Caller, req ExecuteReque
 	res.CommandID = cmd.id
 	c.remember(e, CommandView{
 		ID: cmd.id, Command: req.Command, Description: req.Description, Status: CommandRunning,
-		Assessment: a, Sandbox: confine, Terminal: commandURI(cmd.sessionID, cmd.n),
+		Assessment: a, Sandbox: confine, Terminal: cmd.uri,
 	})
 	e.mu.Unlock()
 
@@ -268,8 +269,11 @@ func (c *core) block(ctx context.Context, e *entry, req ExecuteRequest, a risk.A
 	}
 	id := c.newID()
 	rec.Detail = mergeDetail(rec.Detail, map[string]string{"reason": reason, "message": why.Error(), "description": req.Description, "command_id": id})
-	if err := c.record(ctx, rec); err != nil {
-		return err
+	if k := keyOf(e.owner, rec); !c.repeats.absorb(k, id) {
+		if err := c.record(ctx, rec); err != nil {
+			return err
+		}
+		c.repeats.opened(k, rec)
 	}
 	var blocked *CommandBlockedError
 	var confine *ports.Confinement

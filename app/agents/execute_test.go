@@ -2,6 +2,7 @@ package agents_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -63,16 +64,40 @@ func TestCommandRunsAsAShellLineInAHostOwnedTerminalClaimedByTheSession(t *testi
 	list := f.host.List()
 	require.Len(t, list, 1)
 	require.Equal(t, res.Run.Terminal, list[0].URI)
-	require.Equal(t, "ahp-terminal:/agent-"+s.ID+"-1", list[0].URI)
+	require.Regexp(t, `^ahp-terminal:/agent-`+regexp.QuoteMeta(s.ID)+`-1-[0-9a-f]{16}$`, list[0].URI, "unguessable: it ends in random bits")
 	require.Equal(t, terminal.Claim{
 		Kind: terminal.ClaimSession, Session: "ahp-session:/" + s.ID,
 		Chat: "ahp-chat:/" + s.ConversationID, ToolCallID: res.Run.CommandID,
 	}, list[0].Claim)
 	require.Equal(t, terminal.StatusExited, list[0].Lifecycle.Status, "the terminal stays listed, exited")
-	require.Equal(t, "echo hello", list[0].Title)
+	require.Equal(t, s.AgentID+" #1", list[0].Title, "the root list names the agent and the number, not the command")
 	snap, err := f.host.Snapshot(res.Run.Terminal)
 	require.NoError(t, err)
-	require.Equal(t, "hello\n", terminal.Text(snap.Content), "viewers keep the scrollback")
+	require.Equal(t, "$ echo hello\r\nhello\n", terminal.Text(snap.Content), "viewers keep the scrollback, headed by the command")
+}
+
+// TestCommandLineHeadsItsTerminalWithControlsMadeVisible: the line is
+// shown to whoever reads the terminal as a prompt would show it, but a
+// control character in it cannot act on the viewer's terminal.
+func TestCommandLineHeadsItsTerminalWithControlsMadeVisible(t *testing.T) {
+	cases := []struct{ name, line, banner string }{
+		{"plain", "true # plain", "$ true # plain\r\n"},
+		{"several lines", "true\ntrue", "$ true\r\ntrue\r\n"},
+		{"escape sequence", "true # \x1b]0;x\x07\x1b[c", "$ true # ^[]0;x^G^[[c\r\n"},
+		{"C1 control", "true # \u009b6n", "$ true # <U+009B>6n\r\n"},
+	}
+	f := newFixture(t, agents.Config{})
+	s := f.open(chatBot, "chat_agent")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := f.exec(chatBot, s.ID, c.line)
+			require.NoError(t, err)
+			require.Empty(t, res.Run.Stdout, "the agent's stdout is the command's alone")
+			snap, err := f.host.Snapshot(res.Run.Terminal)
+			require.NoError(t, err)
+			require.Equal(t, c.banner, terminal.Text(snap.Content))
+		})
+	}
 }
 
 func TestChatWithoutAConversationIsNamedAfterTheSession(t *testing.T) {
@@ -375,7 +400,7 @@ func TestOutputReturnedToTheAgentIsCappedWithoutSplittingACharacter(t *testing.T
 	require.Equal(t, strings.Repeat("é", 5), res.Run.Stdout, "11 bytes hold five é and half of one, which is dropped")
 	snap, err := f.host.Snapshot(res.Run.Terminal)
 	require.NoError(t, err)
-	require.Equal(t, strings.Repeat("é", 20), terminal.Text(snap.Content), "the terminal keeps it all")
+	require.Equal(t, "$ cat 40\r\n"+strings.Repeat("é", 20), terminal.Text(snap.Content), "the terminal keeps it all")
 
 	small, err := f.exec(chatBot, s.ID, "cat 10")
 	require.NoError(t, err)

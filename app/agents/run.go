@@ -2,6 +2,8 @@ package agents
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/domain/agentsession"
 	"github.com/shellgate/shellgate/domain/terminal"
 	"github.com/shellgate/shellgate/ports"
 )
@@ -60,8 +63,12 @@ type command struct {
 	sessionID      string
 	conversationID string
 	id             string
-	n              int // the session's command number, for the URI
-	line           string
+	n              int // the session's command number, for the title
+	agentID        string
+	// uri is the command's terminal: chosen once, when the command is
+	// started, and unguessable (commandURI).
+	uri  string
+	line string
 	// confine is the command's confinement; nil runs it unconfined.
 	confine *ports.Confinement
 	// timeout, when positive and shorter than the configured one, ends the
@@ -83,7 +90,7 @@ func (c *core) run(ctx context.Context, cmd command) (RunResult, error) {
 	}
 	res := RunResult{
 		CommandID: cmd.id,
-		Terminal:  commandURI(cmd.sessionID, cmd.n),
+		Terminal:  cmd.uri,
 	}
 	out := newCapture(c.cfg.OutputCapBytes)
 	dir := cmd.e.workspace
@@ -98,8 +105,12 @@ func (c *core) run(ctx context.Context, cmd command) (RunResult, error) {
 	start := c.clock.Now()
 	term, err := c.host.Create(ctx, terminals.Spec{
 		URI:  res.Terminal,
-		Name: title(cmd.line),
-		CWD:  dir,
+		Name: title(cmd.agentID, cmd.n),
+		// The root list, which anyone may read, shows only the neutral
+		// title; the command line is the first line of the terminal's
+		// own output, which needs the read grant.
+		Banner: banner(cmd.line),
+		CWD:    dir,
 		Claim: terminal.Claim{
 			Kind:       terminal.ClaimSession,
 			Session:    "ahp-session:/" + cmd.sessionID,
@@ -114,6 +125,9 @@ func (c *core) run(ctx context.Context, cmd command) (RunResult, error) {
 		Confine:  cmd.confine,
 		OnOutput: out.write,
 	})
+	if errors.Is(err, terminals.ErrLowOnFiles) {
+		return res, refuseCause(ErrAtCapacity, err, "the command was not started")
+	}
 	if err != nil {
 		return res, refuseCause(ErrExecution, err, "the command could not be started")
 	}
@@ -181,14 +195,41 @@ func isDone(ch <-chan struct{}) bool {
 	}
 }
 
-// title is the terminal's title: the command on one line, shortened.
-func title(line string) string {
-	line = strings.Join(strings.FieldsFunc(line, unicode.IsSpace), " ")
-	if utf8.RuneCountInString(line) <= maxTitle {
-		return line
+// title is the terminal's title in the root list: the agent's id and the
+// session's command number, and nothing of the command (anyone, signed in
+// or not, reads the root list).
+func title(agentID string, n int) string {
+	agentID = strings.Join(strings.FieldsFunc(agentID, unicode.IsSpace), " ")
+	if utf8.RuneCountInString(agentID) > maxTitle {
+		agentID = string([]rune(agentID)[:maxTitle-1]) + "…"
 	}
-	r := []rune(line)
-	return string(r[:maxTitle-1]) + "…"
+	return fmt.Sprintf("%s #%d", agentID, n)
+}
+
+// banner is the first line of a command terminal's output: the command as
+// a prompt would show it, so whoever may read the terminal sees what runs.
+// The agent's own stdout does not carry it. Control characters other than
+// line feeds are shown in caret notation (^[ for ESC), so a command line
+// cannot draw on, or ask questions of, a viewer's terminal from the
+// scrollback.
+func banner(line string) string {
+	var b strings.Builder
+	b.WriteString("$ ")
+	for _, r := range line {
+		switch {
+		case r == '\n':
+			b.WriteString("\r\n")
+		case r < 0x20 || r == 0x7f:
+			b.WriteByte('^')
+			b.WriteByte(byte(r) ^ 0x40)
+		case r >= 0x80 && r < 0xa0:
+			fmt.Fprintf(&b, "<U+%04X>", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteString("\r\n")
+	return b.String()
 }
 
 // capture keeps the first limit bytes of each stream for the agent.
@@ -251,7 +292,21 @@ func (s stream) text() string {
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
-// commandURI is the terminal a session's nth command runs in.
+// commandURI is a terminal URI for a session's nth command. It ends in
+// 64 random bits: anyone who may create terminals knows the session id and
+// can count its commands, and a terminal made at the URI first would make
+// the agent's command fail (ErrExists).
 func commandURI(sessionID string, n int) string {
-	return fmt.Sprintf("ahp-terminal:/agent-%s-%d", sessionID, n)
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return fmt.Sprintf("ahp-terminal:/agent-%s-%d-%x", sessionID, n, b)
+}
+
+// newCommand is the command a session starts as its nth, with its terminal
+// URI chosen.
+func newCommand(e *entry, s *agentsession.Session, id, line string) command {
+	return command{
+		e: e, sessionID: s.ID, conversationID: s.ConversationID, agentID: s.AgentID,
+		id: id, n: s.CommandCount, line: line, uri: commandURI(s.ID, s.CommandCount),
+	}
 }

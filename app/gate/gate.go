@@ -196,3 +196,17 @@ func (g *Gate) Known(c Caller) bool {
 func (g *Gate) Revoked(c Caller) bool {
 	return !c.Root && c.ID != "" && !g.Known(c)
 }
+
+// Reserved reports whether the caller may use what the host keeps back for
+// its admins (the last connections, the last open files): the daemon's own
+// caller, or a principal whose roles grant every operation, as the admin
+// role's `*:*` does. A reserve is there so that whoever can repair the host
+// can still get in when others have used up the rest.
+func (g *Gate) Reserved(c Caller) bool {
+	p, ok := g.principal(c)
+	if !ok {
+		return false
+	}
+	_, missing := g.users.Roles().Missing(p, access.Operations()...)
+	return !missing
+}

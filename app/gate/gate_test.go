@@ -135,3 +135,24 @@ func TestSignInWithARetiredTokenIsNobody(t *testing.T) {
 	require.False(t, g.Revoked(gate.Caller{}))
 	require.False(t, g.Revoked(gate.Caller{Root: true}))
 }
+
+func TestOnlyCallersWithEveryGrantMayUseTheAdminsReserve(t *testing.T) {
+	g, _ := newGate()
+	cases := []struct {
+		name   string
+		caller gate.Caller
+		want   bool
+	}{
+		{"admin", caller(t, g, "t-admin"), true},
+		{"the daemon itself", gate.Caller{Root: true}, true},
+		{"member", caller(t, g, "t-member"), false},
+		{"guest", caller(t, g, "t-guest"), false},
+		{"custom role with one grant", caller(t, g, "t-viewer"), false},
+		{"nobody", gate.Caller{}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.want, g.Reserved(c.caller))
+		})
+	}
+}

@@ -35,7 +35,17 @@ var (
 	ErrNotFound = errors.New("no terminal")
 	// ErrClosing: the host is stopping and starts nothing new.
 	ErrClosing = errors.New("This host is closing, so nothing new starts on it")
+	// ErrTooManyTerminals: the owner already holds Config.MaxPerOwner
+	// terminals.
+	ErrTooManyTerminals = errors.New("too many terminals for one person")
+	// ErrLowOnFiles: the daemon is too close to its open-file limit to
+	// start a terminal for this caller (Config.DescriptorReserve).
+	ErrLowOnFiles = errors.New("too close to the open-file limit")
 )
+
+// descriptorsPerTerminal is what starting one terminal may open at most:
+// its pipes or pty, a pidfd, and the sandbox's sockets and status pipe.
+const descriptorsPerTerminal = 8
 
 // Config is the host's fixed setting.
 type Config struct {
@@ -59,6 +69,20 @@ type Config struct {
 	// output: no command detection. For measuring, and for programs whose
 	// output is about such marks.
 	PassMarks bool
+	// MaxPerOwner refuses a terminal to an owner (Spec.Owner) who already
+	// holds this many, exited ones included (their scrollback is still
+	// held), unless the start is an admin's (Spec.Reserve); zero or less
+	// is no limit.
+	MaxPerOwner int
+	// Descriptors, when set, is asked before each start how many files the
+	// daemon may still open; too few refuses the terminal (ErrLowOnFiles)
+	// rather than failing half-way through it.
+	Descriptors ports.Descriptors
+	// DescriptorReserve is how many of the last open files only a
+	// Spec.Reserve caller (an admin) may use, so that an admin can still
+	// start a terminal, connect, and dispose of others when everyone
+	// else's terminals have used up the rest.
+	DescriptorReserve int
 	// Screens, when set, keeps a screen model of a pty terminal while its
 	// program shows the alternate screen, which its snapshot carries for
 	// viewers to draw.
@@ -147,6 +171,18 @@ type Spec struct {
 	// everything is Stdout. Every call has returned before Done is closed;
 	// data is valid only during the call.
 	OnOutput func(stream Stream, data []byte)
+	// Banner, when set, is the start of the terminal's output, before
+	// anything the process writes: in the scrollback and every viewer's
+	// snapshot, never given to OnOutput.
+	Banner string
+	// Owner is the person the terminal counts against (Config.MaxPerOwner);
+	// empty counts against nobody (the agent gate's terminals, which it
+	// caps itself).
+	Owner string
+	// Reserve marks an admin's start: it may use Config.DescriptorReserve,
+	// and Config.MaxPerOwner does not apply (an admin may raise it anyway,
+	// and a repair may take more terminals than a person's share).
+	Reserve bool
 	// Confine runs the process confined (ports.SpawnSpec.Confine); a
 	// spawner that cannot confine it makes the terminal one that could not
 	// start, never an unconfined one.
@@ -189,7 +225,10 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	}
 	cols, rows := sizeOr(spec.Cols, terminal.DefaultCols), sizeOr(spec.Rows, terminal.DefaultRows)
 
-	t := &Terminal{uri: spec.URI, host: h, isPty: spec.PTY, tap: spec.OnOutput, done: make(chan struct{})}
+	if err := h.checkDescriptors(spec.Reserve); err != nil {
+		return nil, err
+	}
+	t := &Terminal{uri: spec.URI, host: h, owner: spec.Owner, isPty: spec.PTY, tap: spec.OnOutput, done: make(chan struct{})}
 	var err error
 	h.hub.Update(func(tx hub.Tx) {
 		switch {
@@ -201,6 +240,9 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 			err = terminal.ErrNotAClaim
 		case h.closing:
 			err = ErrClosing
+		case spec.Owner != "" && !spec.Reserve && h.cfg.MaxPerOwner > 0 && h.heldBy(spec.Owner) >= h.cfg.MaxPerOwner:
+			err = limitErrorf(ErrTooManyTerminals, "%s already holds %d terminals, this host's max_terminals_per_person; dispose of one (disposeTerminal) and try again",
+				spec.Owner, h.cfg.MaxPerOwner)
 		}
 		if err != nil {
 			return
@@ -211,6 +253,9 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 			Title: title, CWD: terminal.URIFromPath(dir), Cols: cols, Rows: rows,
 			Claim: spec.Claim, IsPty: spec.PTY, ScrollbackLimit: h.cfg.ScrollbackLimit,
 		})
+		// Nobody can have subscribed to the channel yet: the state alone
+		// carries the banner to whoever opens the terminal.
+		t.state.Apply(terminal.Data{Data: spec.Banner})
 		h.terms[spec.URI] = t
 		tx.Open(spec.URI)
 		h.pumps.Add(1)
@@ -278,6 +323,56 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	go t.pump(h.cfg.ReadBufferSize)
 	return t, nil
 }
+
+// heldBy counts the terminals owner holds; the hub's lock is held.
+func (h *Host) heldBy(owner string) int {
+	n := 0
+	for _, t := range h.terms {
+		if t.owner == owner {
+			n++
+		}
+	}
+	return n
+}
+
+// checkDescriptors refuses a start the daemon has no files left for; only
+// an admin's start (reserve) may use the last DescriptorReserve of them.
+// The count is read before the start and not held, so two starts at once
+// may both pass; the margin per terminal covers a few of those.
+func (h *Host) checkDescriptors(reserve bool) error {
+	if h.cfg.Descriptors == nil {
+		return nil
+	}
+	free, limit, err := h.cfg.Descriptors.Free()
+	if err != nil {
+		return nil // not knowing is no reason to refuse; the start will say
+	}
+	need := descriptorsPerTerminal
+	if !reserve {
+		need += h.cfg.DescriptorReserve
+	}
+	if free >= need {
+		return nil
+	}
+	if reserve || free < descriptorsPerTerminal {
+		return limitErrorf(ErrLowOnFiles, "the daemon has %d of its %d open files left, too few to start a terminal; dispose of terminals nobody needs, or raise the daemon's open-file limit (ulimit -n)", free, limit)
+	}
+	return limitErrorf(ErrLowOnFiles, "the daemon has %d of its %d open files left, and keeps the last %d for admins; dispose of terminals you no longer need, or ask an admin to", free, limit, h.cfg.DescriptorReserve)
+}
+
+// limitError is a cap's refusal: its message says which cap and what to
+// do, and it matches its sentinel with errors.Is.
+type limitError struct {
+	kind error
+	msg  string
+}
+
+func limitErrorf(kind error, format string, args ...any) error {
+	return &limitError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+func (e *limitError) Error() string { return e.msg }
+func (e *limitError) Unwrap() error { return e.kind }
 
 // environment layers the daemon's, then the caller's, then the terminal's
 // own TERM, COLUMNS and LINES, which nothing may override.

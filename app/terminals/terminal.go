@@ -16,6 +16,7 @@ import (
 type Terminal struct {
 	uri   string
 	host  *Host
+	owner string // Spec.Owner: the person whose max_terminals_per_person it counts against
 	isPty bool
 	tap   func(Stream, []byte) // Spec.OnOutput; nil when nobody taps
 	marks *markReader          // pty terminals only; nil on pipes

@@ -41,6 +41,9 @@ type AgentTerminalConfig struct {
 	// MaxConcurrentSessions refuses a new session while this many are open;
 	// 0 is no limit.
 	MaxConcurrentSessions int `yaml:"max_concurrent_sessions"`
+	// MaxSessionsPerAgent refuses a new session while the agent asking
+	// (its principal) has this many open; 0 is no limit.
+	MaxSessionsPerAgent int `yaml:"max_sessions_per_agent"`
 	// MaxConcurrentCommands refuses a session's next command while this
 	// many of its commands are running (429 too_many_commands); 0 is no
 	// limit.
@@ -58,6 +61,10 @@ type AgentTerminalConfig struct {
 	AuditMaxBytes Bytes `yaml:"audit_max_bytes"`
 	// AuditKeep is how many rotated audit files are kept.
 	AuditKeep int `yaml:"audit_keep"`
+	// AuditRepeatWindow merges identical refusals by one agent: the first
+	// is written at once, those within this window after it into one
+	// record with their count; 0 writes every one.
+	AuditRepeatWindow Seconds `yaml:"audit_repeat_window"`
 	// WorkspaceRoots are the directories a session's workspace must lie in;
 	// the first is the default workspace. Empty means the directory serve
 	// started in.
@@ -87,6 +94,7 @@ func defaultAgentTerminal() AgentTerminalConfig {
 		DefaultHost:           agents.MainHost,
 		SessionTimeout:        Seconds(time.Hour),
 		MaxConcurrentSessions: 10,
+		MaxSessionsPerAgent:   4,
 		MaxConcurrentCommands: agents.DefaultMaxConcurrentCommands,
 		CommandTimeout:        Seconds(10 * time.Minute),
 		OutputCapBytes:        agents.DefaultOutputCapBytes,
@@ -94,6 +102,7 @@ func defaultAgentTerminal() AgentTerminalConfig {
 		SandboxDenyRead:       defaultDenyRead,
 		AuditMaxBytes:         64 << 20,
 		AuditKeep:             audit.DefaultKeep,
+		AuditRepeatWindow:     Seconds(time.Minute),
 		MaxPids:               512,
 		MaxMemory:             2 << 30,
 	}
@@ -184,6 +193,8 @@ func newAgentGate(cfg Config, clk ports.Clock, host *terminals.Host, log *audit.
 		SessionTimeout:        time.Duration(at.SessionTimeout),
 		ApprovalRequiredFor:   at.ApprovalRequiredFor,
 		MaxConcurrentSessions: at.MaxConcurrentSessions,
+		MaxSessionsPerAgent:   at.MaxSessionsPerAgent,
+		RepeatWindow:          time.Duration(at.AuditRepeatWindow),
 		MaxConcurrentCommands: at.MaxConcurrentCommands,
 		CommandTimeout:        time.Duration(at.CommandTimeout),
 		OutputCapBytes:        at.OutputCapBytes,

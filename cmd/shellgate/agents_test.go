@@ -159,9 +159,9 @@ func TestDaemonServesTheAgentGateAndAuditsToTheDataDirectory(t *testing.T) {
 	}()
 	require.Eventually(t, func() bool {
 		for _, info := range host.List() {
-			if info.Title == "echo started; sleep 300" {
-				s, err := host.Snapshot(info.URI)
-				return err == nil && strings.Contains(terminal.Text(s.Content), "started")
+			s, err := host.Snapshot(info.URI)
+			if err == nil && strings.HasPrefix(terminal.Text(s.Content), "$ echo started; sleep 300\r\n") {
+				return strings.Contains(terminal.Text(s.Content), "started\n")
 			}
 		}
 		return false

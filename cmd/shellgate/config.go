@@ -49,6 +49,16 @@ type Config struct {
 	// MaxUnauthenticatedConnections caps the protocol connections open
 	// without a sign-in at once; signed-in ones are not counted.
 	MaxUnauthenticatedConnections int `yaml:"max_unauthenticated_connections"`
+	// MaxConnections caps the protocol connections open at once, signed in
+	// or not; AdminReservedConnections more are kept for admins.
+	MaxConnections           int `yaml:"max_connections"`
+	AdminReservedConnections int `yaml:"admin_reserved_connections"`
+	// MaxTerminalsPerPerson caps the terminals one person holds (exited
+	// ones until disposed of included); 0 is no limit.
+	MaxTerminalsPerPerson int `yaml:"max_terminals_per_person"`
+	// OpenFileReserve is how many of the daemon's last open files only an
+	// admin's new terminal may use; 0 keeps none.
+	OpenFileReserve int `yaml:"open_file_reserve"`
 	// TLSCert and TLSKey serve HTTPS/WSS; needed to listen beyond loopback.
 	TLSCert string `yaml:"tls_cert"`
 	TLSKey  string `yaml:"tls_key"`
@@ -76,6 +86,10 @@ func defaultConfig() Config {
 		RequestBodyTimeout:            30 * time.Second,
 		SignInGrace:                   2 * time.Minute,
 		MaxUnauthenticatedConnections: 64,
+		MaxConnections:                256,
+		AdminReservedConnections:      4,
+		MaxTerminalsPerPerson:         64,
+		OpenFileReserve:               64,
 		ShellIntegration:              true,
 		ScreenModel:                   true,
 		LogLevel:                      "info",

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/shellgate/shellgate/adapters/ahp"
 	"github.com/shellgate/shellgate/adapters/clock"
+	"github.com/shellgate/shellgate/adapters/fdlimit"
 	"github.com/shellgate/shellgate/adapters/metrics"
 	"github.com/shellgate/shellgate/adapters/runguard"
 	"github.com/shellgate/shellgate/adapters/screen"
@@ -90,6 +92,11 @@ func terminalsConfig(cfg Config, run runguard.Run) terminals.Config {
 		Dir:             dir,
 		ScrollbackLimit: cfg.ScrollbackChars,
 		StopGrace:       cfg.StopGrace,
+		MaxPerOwner:     cfg.MaxTerminalsPerPerson,
+		// The reserve is counted against the daemon's own limit, which the
+		// Go runtime raised to the hard limit at start.
+		Descriptors:       fdlimit.New(),
+		DescriptorReserve: cfg.OpenFileReserve,
 	}
 	if cfg.ScreenModel {
 		tc.Screens = screen.New()
@@ -140,6 +147,9 @@ func newProtocolServer(cfg Config, host *terminals.Host, clk ports.Clock, log *s
 		MayClaimSession:    claims,
 		SignInGrace:        cfg.SignInGrace,
 		MaxUnauthenticated: cfg.MaxUnauthenticatedConnections,
+		MaxConnections:     cfg.MaxConnections,
+		// ahp.Options reads 0 as its default; none is negative there.
+		ReservedConnections: cmp.Or(cfg.AdminReservedConnections, -1),
 	})
 }
 
