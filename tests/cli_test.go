@@ -97,7 +97,8 @@ func TestExecExitsWithTheCommandsCodeAfterStreamingItsOutput(t *testing.T) {
 	// Disposed of afterwards, unless kept.
 	list := cli(t, d.remoteEnv(), "ls")
 	require.Equal(t, 0, list.code, list.stderr)
-	require.Equal(t, 1, strings.Count(list.stdout, "\n"), "only the header is left: %q", list.stdout)
+	require.Empty(t, list.stdout, "nothing is left")
+	require.Equal(t, "no terminals\n", list.stderr)
 	kept := cli(t, d.remoteEnv(), "exec", "--keep", "--", "sh", "-c", "exit 4")
 	require.Equal(t, 4, kept.code)
 	uri := regexp.MustCompile(`kept (ahp-terminal:/\S+)`).FindStringSubmatch(kept.stderr)
@@ -137,7 +138,8 @@ func TestLsListsTerminalsWithTheCredentialsServeWrote(t *testing.T) {
 	d := startDaemonIn(t, dataDir) // first start: writes credentials.json
 	res := cli(t, nil, "ls", "--data-dir", dataDir)
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Equal(t, "TERMINAL  TITLE  CLAIM  STATUS\n", res.stdout)
+	require.Empty(t, res.stdout)
+	require.Equal(t, "no terminals\n", res.stderr)
 
 	creds := readCreds(t, dataDir)
 	c := d.dial(t, ahpclient.DialOptions{Token: creds})
@@ -427,7 +429,8 @@ func TestApprovalsListsAPendingCommandAndApproveAndDenyDecideIt(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, "the daemon serves the agent API: %v", body)
 	res := cli(t, d.remoteEnv(), "approvals")
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Equal(t, 1, strings.Count(res.stdout, "\n"), "nothing pending: only the header: %q", res.stdout)
+	require.Empty(t, res.stdout, "nothing pending")
+	require.Equal(t, "nothing waits for approval\n", res.stderr)
 
 	agent := d.addUser(t, "helper", "chat_agent")
 	status, created := d.agentAPI(t, agent, "POST", "/api/agent-terminal/sessions", map[string]any{"agent_id": "helper", "agent_role": "chat_agent"})
@@ -437,7 +440,7 @@ func TestApprovalsListsAPendingCommandAndApproveAndDenyDecideIt(t *testing.T) {
 	dir := t.TempDir()
 	hold := func(name string) string {
 		status, held := d.agentAPI(t, agent, "POST", "/api/agent-terminal/execute?session_id="+session,
-			map[string]any{"command": "mkdir " + filepath.Join(dir, name), "sandbox": false})
+			map[string]any{"command": "mkdir " + filepath.Join(dir, name), "sandbox": false, "description": "make the " + name + " folder"})
 		require.Equal(t, "pending_approval", held["status"], "HTTP %d: %v", status, held)
 		id, _ := held["approval_id"].(string)
 		require.NotEmpty(t, id)
@@ -447,7 +450,8 @@ func TestApprovalsListsAPendingCommandAndApproveAndDenyDecideIt(t *testing.T) {
 	approved := hold("approved")
 	res = cli(t, d.remoteEnv(), "approvals")
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Regexp(t, regexp.QuoteMeta(session)+`\s+`+regexp.QuoteMeta(approved)+`\s+helper\s+chat_agent\s+moderate\s+unconfined in \S+\s+mkdir `+regexp.QuoteMeta(filepath.Join(dir, "approved")), res.stdout)
+	require.Regexp(t, regexp.QuoteMeta(session)+`\s+`+regexp.QuoteMeta(approved)+`\s+helper\s+chat_agent\s+moderate\s+unconfined in \S+\s+mkdir `+regexp.QuoteMeta(filepath.Join(dir, "approved"))+`\s+.*\s+make the approved folder\n`, res.stdout,
+		"the agent's description is shown beside the command")
 	res = cli(t, d.remoteEnv(), "approve", session, approved)
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Contains(t, res.stderr, "approved")
@@ -664,7 +668,8 @@ func TestExecReadSlowlyResumesAndDeliversAllItsOutput(t *testing.T) {
 
 	list := cli(t, d.remoteEnv(), "ls")
 	require.Equal(t, 0, list.code, list.stderr)
-	require.Equal(t, "TERMINAL  TITLE  CLAIM  STATUS\n", list.stdout, "no terminal is left behind")
+	require.Empty(t, list.stdout, "no terminal is left behind")
+	require.Equal(t, "no terminals\n", list.stderr)
 }
 
 // waitExited waits until the root list, as watcher sees it, shows uri (or,
