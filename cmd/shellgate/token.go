@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shellgate/shellgate/adapters/userstore"
+	"github.com/shellgate/shellgate/domain/access"
 )
 
 // newTokenCmd manages the users file: who may sign in, with which role.
@@ -93,11 +94,30 @@ func newTokenCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			cfg, err := configFromFlags(cmd)
+			if err != nil {
+				return err
+			}
+			// Whose token the CLI holds is asked before the rotation,
+			// while the old token still names them.
+			path := credentialsPath(cfg)
+			creds, credsErr := userstore.ReadClientCredentials(path)
+			var holder access.Principal
+			var held bool
+			if credsErr == nil {
+				holder, held = store.Lookup(creds.Token)
+			}
 			token, err := store.Rotate(args[0])
 			if err != nil {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), token)
+			if held && holder.ID == args[0] {
+				if err := userstore.WriteClientCredentials(path, creds.URL, token); err != nil {
+					return fmt.Errorf("rotated %s, but %s still holds the old token (%w): give the CLI the token above", args[0], path, err)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "rotated %s; %s now holds the new token\n", args[0], path)
+			}
 			return nil
 		},
 	}
