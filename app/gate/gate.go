@@ -196,3 +196,22 @@ func (g *Gate) Known(c Caller) bool {
 func (g *Gate) Revoked(c Caller) bool {
 	return !c.Root && c.ID != "" && !g.Known(c)
 }
+
+// Grants lists the operations of the host's catalogue the caller may do
+// now, in catalogue order, so a client can leave out what it may not use
+// instead of trying and reading the refusal. Nobody (and a revoked
+// sign-in) may do none of them.
+func (g *Gate) Grants(c Caller) []access.Operation {
+	p, ok := g.principal(c)
+	if !ok {
+		return []access.Operation{}
+	}
+	roles := g.users.Roles()
+	out := []access.Operation{}
+	for _, op := range access.Operations() {
+		if roles.Allows(p, op) {
+			out = append(out, op)
+		}
+	}
+	return out
+}
