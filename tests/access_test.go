@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -578,4 +579,75 @@ func TestClientIDIsBoundToItsFirstPrincipal(t *testing.T) {
 	require.NoError(t, owner.WaitClosed(ctx))
 	code, _ := owner.CloseStatus()
 	require.Equal(t, 1008, int(code))
+}
+
+// grantsOf reads the shellgate/grants _meta of an initialize or
+// authenticate result.
+func grantsOf(t *testing.T, meta json.RawMessage) (principal string, ops []string) {
+	t.Helper()
+	var m struct {
+		Grants struct {
+			Principal  string   `json:"principal"`
+			Operations []string `json:"operations"`
+		} `json:"shellgate/grants"`
+	}
+	require.NoError(t, json.Unmarshal(meta, &m), string(meta))
+	require.NotNil(t, m.Grants.Operations, "operations is always a list: %s", meta)
+	return m.Grants.Principal, m.Grants.Operations
+}
+
+func TestBuiltInViewerWatchesEverythingAndChangesNothing(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	viewerToken := d.addUser(t, "vic", "viewer")
+
+	admin := d.dial(t, ahpclient.DialOptions{})
+	initialize(t, admin, "admin")
+	rpcErr, err := admin.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/watched"})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, _, err = admin.Subscribe(ctx, "ahp-terminal:/watched")
+	require.NoError(t, err)
+
+	viewer := d.dial(t, ahpclient.DialOptions{Token: viewerToken})
+	res, rpcErr, err := viewer.Initialize(ctx, "vic", nil, []string{ahpclient.RootChannel, "ahp-terminal:/watched"})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	who, ops := grantsOf(t, res.Meta)
+	require.Equal(t, "vic", who)
+	require.Equal(t, []string{"terminal:output", "agent:list", "agent:get", "approval:list"}, ops,
+		"the client is told what it may do, so it shows no button it may not use")
+
+	_, err = admin.Dispatch(ctx, "ahp-terminal:/watched", ahpclient.InputAction("echo seen-$((6*7))\n"))
+	require.NoError(t, err)
+	_, err = viewer.WaitOutput(ctx, "ahp-terminal:/watched", "seen-42")
+	require.NoError(t, err, "a viewer reads every terminal")
+
+	_, err = viewer.Dispatch(ctx, "ahp-terminal:/watched", ahpclient.InputAction("touch /tmp/never\n"))
+	require.NoError(t, err)
+	rej, err := viewer.WaitAction(ctx, func(e ahpclient.Envelope) bool { return e.Rejected() })
+	require.NoError(t, err)
+	require.Equal(t, "vic may not terminal:input here", *rej.RejectionReason)
+	rpcErr, err = viewer.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/mine"})
+	require.NoError(t, err)
+	require.NotNil(t, rpcErr)
+	require.Equal(t, -32009, rpcErr.Code)
+
+	// Agent sessions and what they wait on are in view; deciding is not.
+	require.Equal(t, http.StatusOK, restStatus(t, d, viewerToken))
+	status, body := d.agentAPI(t, viewerToken, "POST", "/api/agent-terminal/sessions/none/approve", map[string]any{"approved": true})
+	require.Equal(t, http.StatusForbidden, status, body)
+
+	// Signing out over the protocol says the grants are gone.
+	raw, rpcErr, err := viewer.Call(ctx, "authenticate", map[string]any{"resource": d.resource(), "token": ""})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	var out struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &out))
+	who, ops = grantsOf(t, out.Meta)
+	require.Empty(t, who)
+	require.Empty(t, ops)
 }

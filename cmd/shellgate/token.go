@@ -44,7 +44,20 @@ func newTokenCmd() *cobra.Command {
 			return nil
 		},
 	}
-	add.Flags().String("role", "guest", "the role: admin, member, guest, chat_agent, automation_agent, system_agent, admin_agent, or one the users file defines")
+	add.Long = `Add a person or agent to the users file and print their new token, alone on
+stdout (so TOKEN=$(shellgate token add …) works); it is shown this once.
+
+Built-in roles:
+  admin             everything
+  member            every terminal operation, approvals, interrupt/resume, the audit log
+  viewer            watch: read every terminal, see agent sessions and what they wait on;
+                    type into none, decide none
+  guest             nothing but the list of terminals (their names, not their output)
+  chat_agent, automation_agent, system_agent, admin_agent
+                    an agent: the agent API, opening sessions up to that role
+
+A users file may define its own roles from grants such as terminal:output.`
+	add.Flags().String("role", "guest", "the role: admin, member, viewer, guest, chat_agent, automation_agent, system_agent, admin_agent, or one the users file defines")
 
 	list := &cobra.Command{
 		Use:   "list",
