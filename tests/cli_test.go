@@ -186,10 +186,17 @@ type ptyRun struct {
 // with the pty as controlling terminal (so resizes signal it).
 func startOnPty(t *testing.T, args ...string) *ptyRun {
 	t.Helper()
+	return startOnPtyIn(t, "", args...)
+}
+
+// startOnPtyIn is startOnPty in the directory dir ("" for the test's own).
+func startOnPtyIn(t *testing.T, dir string, args ...string) *ptyRun {
+	t.Helper()
 	ptmx, tty, err := pty.Open()
 	require.NoError(t, err)
 	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Rows: 24, Cols: 80}))
 	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
 	cmd.Env = append(cleanEnv(), "TERM=xterm")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}

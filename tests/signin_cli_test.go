@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/shellgate/shellgate/adapters/userstore"
 	"github.com/shellgate/shellgate/tests/ahpclient"
@@ -122,4 +123,34 @@ func TestCredentialsFollowTokenRotateAndANewListenAddress(t *testing.T) {
 	require.Equal(t, 1, res.code)
 	require.Contains(t, res.stderr, "drop --url to talk to that one, or give this one's token with --token or SHELLGATE_TOKEN")
 	require.NotContains(t, res.stderr, newToken)
+}
+
+func TestExecRunsInTheCallersDirectoryAndForwardsKeysAsTyped(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t)
+	here := t.TempDir()
+	real, err := filepath.EvalSymlinks(here)
+	require.NoError(t, err)
+
+	// The command reads one key in raw mode, as htop waits for q: it only
+	// returns if the key is sent as pressed, without a newline after it.
+	script := `pwd -P; stty raw -echo; printf 'press a key> '; k=$(dd bs=1 count=1 2>/dev/null); stty sane; echo; echo "key=[$k]"; exit 7`
+	p := startOnPtyIn(t, here, append(append([]string{"exec", "--pty"}, d.remoteArgs()...), "--", "sh", "-c", script)...)
+	_, at := p.waitFor(t, 0, regexp.MustCompile(regexp.QuoteMeta(real)+`\r\n`))
+	_, at = p.waitFor(t, at, regexp.MustCompile(`press a key> `))
+	lflag := termios(t, p.tty).Lflag
+	require.Zero(t, lflag&(unix.ICANON|unix.ECHO), "exec --pty puts the person's terminal in raw mode")
+	p.typeText(t, "q")
+	p.waitFor(t, at, regexp.MustCompile(`key=\[q\]`))
+	require.Equal(t, 7, p.wait(t), "exec exits with the command's code")
+	lflag = termios(t, p.tty).Lflag
+	require.NotZero(t, lflag&unix.ICANON, "the terminal is given back as it was")
+	require.NotZero(t, lflag&unix.ECHO)
+
+	// A start directory that does not exist is refused before anything runs.
+	res := cli(t, nil, append(append([]string{"exec"}, d.remoteArgs()...), "--cwd", "/nonexistent/dir", "--", "true")...)
+	require.Equal(t, 1, res.code)
+	require.Equal(t, "shellgate: --cwd /nonexistent/dir: the directory does not exist\n", res.stderr)
+	list := cli(t, nil, append([]string{"ls"}, d.remoteArgs()...)...)
+	require.Equal(t, "no terminals\n", list.stderr, "nothing was started")
 }
