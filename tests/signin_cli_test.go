@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"net"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -153,4 +154,17 @@ func TestExecRunsInTheCallersDirectoryAndForwardsKeysAsTyped(t *testing.T) {
 	require.Equal(t, "shellgate: --cwd /nonexistent/dir: the directory does not exist\n", res.stderr)
 	list := cli(t, nil, append([]string{"ls"}, d.remoteArgs()...)...)
 	require.Equal(t, "no terminals\n", list.stderr, "nothing was started")
+}
+
+func TestServeOnABusyPortSaysSoInOneLine(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	res := cli(t, nil, "serve", "--listen", ln.Addr().String(), "--data-dir", t.TempDir())
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "shellgate: cannot listen on "+ln.Addr().String()+": something already listens there (another shellgate serve?); stop it, or pick another address with --listen\n")
+	require.NotContains(t, res.stderr, "OnStart hook failed", "fx's account of the failed start stays out of sight")
+	require.NotContains(t, res.stderr, "rolling back")
+	require.Equal(t, 1, strings.Count(res.stderr, "cannot listen"), res.stderr)
 }
