@@ -39,6 +39,7 @@ func initialize(t *testing.T, c *ahpclient.Client, id string, subs ...string) {
 }
 
 func TestStrangerSeesTheListButCannotType(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	marker := filepath.Join(t.TempDir(), "ran")
@@ -81,6 +82,7 @@ func TestStrangerSeesTheListButCannotType(t *testing.T) {
 }
 
 func TestGuestCanDoNothingWithTerminals(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	admin := d.dial(t, ahpclient.DialOptions{})
@@ -110,6 +112,7 @@ func TestGuestCanDoNothingWithTerminals(t *testing.T) {
 }
 
 func TestWatcherRoleCanWatchButNotType(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	// A role from the users file holding only terminal:output.
@@ -144,6 +147,7 @@ func TestWatcherRoleCanWatchButNotType(t *testing.T) {
 }
 
 func TestMemberDrivesTerminalsFully(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	m := d.dial(t, ahpclient.DialOptions{Token: d.addUser(t, "mo", "member")})
@@ -174,6 +178,7 @@ func TestMemberDrivesTerminalsFully(t *testing.T) {
 }
 
 func TestSignInSignOutRemovalAndWrongToken(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	token := d.addUser(t, "sam", "member")
@@ -232,6 +237,7 @@ func TestSignInSignOutRemovalAndWrongToken(t *testing.T) {
 }
 
 func TestUnknownTokenAtTheDoorIsRefusedBeforeTheSocket(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
@@ -242,6 +248,7 @@ func TestUnknownTokenAtTheDoorIsRefusedBeforeTheSocket(t *testing.T) {
 }
 
 func TestDefaultShellNeedsSignInMustBeAbsoluteAndIsPerConnection(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	root := func(shell any) map[string]any {
@@ -293,6 +300,7 @@ func TestDefaultShellNeedsSignInMustBeAbsoluteAndIsPerConnection(t *testing.T) {
 }
 
 func TestFirstStartCreatesAnAdminAndNoTokenIsEverLogged(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	d := startDaemonIn(t, dataDir)
 	creds, err := userstore.ReadClientCredentials(filepath.Join(dataDir, "credentials.json"))
@@ -321,12 +329,14 @@ func TestFirstStartCreatesAnAdminAndNoTokenIsEverLogged(t *testing.T) {
 }
 
 func TestNonLoopbackListenNeedsTLSOrInsecure(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(binary, "serve", "--listen", "0.0.0.0:0", "--data-dir", t.TempDir()).CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "--tls-cert and --tls-key, or --insecure")
 }
 
 func TestTokenAddPrintsTheTokenAloneOnStdout(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := func(args ...string) (string, string) {
 		cmd := exec.Command(binary, append(args, "--data-dir", dir)...)
@@ -361,6 +371,7 @@ func TestTokenAddPrintsTheTokenAloneOnStdout(t *testing.T) {
 // grant: a person removed from the users file, or who signed out, stops
 // receiving its output at once, while the socket stays open (D7 in docs/protocol.md).
 func TestRemovedOrSignedOutPersonStopsReceivingOutput(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	owner := d.dial(t, ahpclient.DialOptions{Token: d.addUser(t, "mo", "member")})
@@ -426,6 +437,7 @@ func TestRemovedOrSignedOutPersonStopsReceivingOutput(t *testing.T) {
 // TestRotatedOrRemovedTokenEndsItsConnectionsAndRESTUse: the old token must
 // stop working everywhere at once, also on a connection that sends nothing.
 func TestRotatedOrRemovedTokenEndsItsConnectionsAndRESTUse(t *testing.T) {
+	t.Parallel()
 	for _, verb := range []string{"rotate", "remove"} {
 		t.Run(verb, func(t *testing.T) {
 			d := startDaemon(t)
@@ -489,6 +501,7 @@ func restStatus(t *testing.T, d *daemon, token string) int {
 // rebinding) reaches the daemon as same-origin with Host: <its name>; a
 // daemon on loopback answers only to loopback names.
 func TestLoopbackDaemonRefusesAForeignHostName(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	for _, path := range []string{"/", "/healthz", "/api/v1/agents"} {
 		req, err := http.NewRequest(http.MethodGet, "http://"+d.addr+path, nil)
@@ -513,6 +526,7 @@ func TestLoopbackDaemonRefusesAForeignHostName(t *testing.T) {
 // ids, so a stranger or another person naming one must neither close the
 // owner's connection nor restart its clientSeq; only the owner takes it over.
 func TestClientIDIsBoundToItsFirstPrincipal(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	sam := d.addUser(t, "sam", "member")

@@ -78,6 +78,7 @@ func (d *daemon) remoteEnv() []string {
 }
 
 func TestExecExitsWithTheCommandsCodeAfterStreamingItsOutput(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	res := cli(t, nil, append(append([]string{"exec"}, d.remoteArgs()...), "--", "sh", "-c", "echo before-$((1+2)); exit 3")...)
 	require.Equal(t, 3, res.code, res.stderr)
@@ -108,6 +109,7 @@ func TestExecExitsWithTheCommandsCodeAfterStreamingItsOutput(t *testing.T) {
 }
 
 func TestClientCommandsShowTheDaemonsRefusalButNeverTheToken(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	guest := d.addUser(t, "visitor", "guest")
 	res := cli(t, nil, "exec", "--url", "http://"+d.addr, "--token", guest, "--", "true")
@@ -134,6 +136,7 @@ func TestClientCommandsShowTheDaemonsRefusalButNeverTheToken(t *testing.T) {
 }
 
 func TestLsListsTerminalsWithTheCredentialsServeWrote(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	d := startDaemonIn(t, dataDir) // first start: writes credentials.json
 	res := cli(t, nil, "ls", "--data-dir", dataDir)
@@ -337,6 +340,7 @@ func termios(t *testing.T, f *os.File) unix.Termios {
 var attachedLine = regexp.MustCompile(`attached to (ahp-terminal:/\S+); detach with Ctrl-\] then d\r\n`)
 
 func TestAttachUnderARealPtyTypesResizesDetachesAndReattaches(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	first := startOnPty(t, append([]string{"attach"}, d.remoteArgs()...)...)
@@ -385,6 +389,7 @@ func TestAttachUnderARealPtyTypesResizesDetachesAndReattaches(t *testing.T) {
 }
 
 func TestAttachRestoresTheLocalTerminalWhenSignalled(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	run := startOnPty(t, append([]string{"attach"}, d.remoteArgs()...)...)
 	before := termios(t, run.tty)
@@ -431,6 +436,7 @@ func (d *daemon) agentAPI(t *testing.T, token, method, path string, body any) (i
 }
 
 func TestApprovalsListsAPendingCommandAndApproveAndDenyDecideIt(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	status, body := d.agentAPI(t, d.token, "GET", "/api/agent-terminal/sessions", nil)
 	require.Equal(t, http.StatusOK, status, "the daemon serves the agent API: %v", body)
@@ -486,6 +492,7 @@ func TestApprovalsListsAPendingCommandAndApproveAndDenyDecideIt(t *testing.T) {
 // denies it and the agent submits another; the person's approval of the
 // listed one is refused, and the new one does not run.
 func TestApproveOfAListedCommandNeverRunsTheOneHeldSince(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	agent := d.addUser(t, "helper", "chat_agent")
 	status, created := d.agentAPI(t, agent, "POST", "/api/agent-terminal/sessions", map[string]any{"agent_id": "helper", "agent_role": "chat_agent"})
@@ -651,6 +658,8 @@ func firstDifference(got, want string) string {
 // until the daemon has dropped exec for falling behind; exec resumes over a
 // new connection, writes every byte once, exits with the command's code and
 // leaves no terminal behind.
+// Not parallel: it needs the reader to fall behind the daemon, which
+// other tests sharing the cores could make happen sooner or later.
 func TestExecReadSlowlyResumesAndDeliversAllItsOutput(t *testing.T) {
 	d := slowQueueDaemon(t)
 	// About 6 MB in 3000 writes: more than the sockets and the client's
@@ -698,6 +707,8 @@ func waitExited(t *testing.T, watcher *ahpclient.Client, uri string) {
 // until the daemon has dropped it; attach reconnects, replays what it
 // missed, says so on stderr (not in the terminal's output) and carries on
 // to the terminal's exit.
+// Not parallel: it needs the reader to fall behind the daemon, which
+// other tests sharing the cores could make happen sooner or later.
 func TestAttachDroppedAsSlowReconnectsAndMissesNothing(t *testing.T) {
 	d := slowQueueDaemon(t)
 	script, want := floodScript(3000, "attach-done")
@@ -745,6 +756,7 @@ func (p *ptyRun) localState() string {
 var scrollRegion = regexp.MustCompile(`\x1b\[\d+;\d+r`)
 
 func TestAttachAgainAfterVimTypesNothingAndDetachRestoresTheScrollRegion(t *testing.T) {
+	t.Parallel()
 	requireVim(t)
 	d := startDaemon(t)
 	first := startOnPty(t, append([]string{"attach"}, d.remoteArgs()...)...)

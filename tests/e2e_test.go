@@ -116,7 +116,10 @@ func startDaemonIn(t *testing.T, dataDir string, extraArgs ...string) *daemon {
 // environment.
 func startDaemonWith(t testing.TB, dataDir string, env []string, extraArgs ...string) *daemon {
 	t.Helper()
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir}, extraArgs...)
+	// An interactive shell ignores the stop's SIGTERM, so every test that
+	// leaves one open would wait out the whole grace period at its end;
+	// a second is plenty for the ones that do exit on SIGTERM.
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--stop-grace", "1s"}, extraArgs...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(append(os.Environ(), "SHELL=/bin/sh"), env...)
 	stdout, err := cmd.StdoutPipe()
@@ -220,6 +223,7 @@ func spawn(command string, pty bool) map[string]any {
 }
 
 func TestHandshakeNegotiatesEachServedVersion(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	for _, tc := range []struct {
 		offered []string
@@ -249,6 +253,7 @@ func TestHandshakeNegotiatesEachServedVersion(t *testing.T) {
 }
 
 func TestLiveOutputAfterTheSnapshotLosesAndDoublesNothing(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	c := d.dial(t, ahpclient.DialOptions{})
 	ctx := ctxT(t)
@@ -277,6 +282,7 @@ func TestLiveOutputAfterTheSnapshotLosesAndDoublesNothing(t *testing.T) {
 }
 
 func TestLateSubscriberGetsTheScrollbackAndTwoClientsSeeTheSameStream(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	a, b := d.dial(t, ahpclient.DialOptions{}), d.dial(t, ahpclient.DialOptions{})
 	ctx := ctxT(t)
@@ -361,6 +367,7 @@ func TestSlowClientIsDroppedWhileAnotherKeepsReceiving(t *testing.T) {
 }
 
 func TestReconnectReplaysWhatWasMissed(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	c := d.dial(t, ahpclient.DialOptions{})
@@ -431,6 +438,7 @@ func TestReconnectReplaysWhatWasMissed(t *testing.T) {
 }
 
 func TestOversizedFrameClosesOnlyThatConnection(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	big, ok := d.dial(t, ahpclient.DialOptions{}), d.dial(t, ahpclient.DialOptions{})
@@ -446,6 +454,7 @@ func TestOversizedFrameClosesOnlyThatConnection(t *testing.T) {
 }
 
 func TestInvalidUTF8TextFrameClosesOnlyThatConnectionWith1007(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	bad, ok := d.dial(t, ahpclient.DialOptions{}), d.dial(t, ahpclient.DialOptions{})
@@ -466,6 +475,7 @@ func TestInvalidUTF8TextFrameClosesOnlyThatConnectionWith1007(t *testing.T) {
 }
 
 func TestStoppingTheDaemonEndsItsShells(t *testing.T) {
+	t.Parallel()
 	for _, silent := range []int{0, 4} {
 		t.Run(fmt.Sprintf("%d silent clients", silent), func(t *testing.T) { stopEndsShells(t, silent) })
 	}
@@ -504,6 +514,7 @@ func stopEndsShells(t *testing.T, silent int) {
 }
 
 func TestReconnectAfterTooLongAGapGetsSnapshots(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	c := d.dial(t, ahpclient.DialOptions{})

@@ -177,6 +177,11 @@ func configFromFlags(cmd *cobra.Command) (Config, error) {
 	if f := cmd.Flags().Lookup("insecure"); f != nil && f.Changed {
 		cfg.Insecure = f.Value.String() == "true"
 	}
+	if f := cmd.Flags().Lookup("stop-grace"); f != nil && f.Changed {
+		if cfg.StopGrace, err = time.ParseDuration(f.Value.String()); err != nil {
+			return cfg, fmt.Errorf("--stop-grace: %w", err)
+		}
+	}
 	if f := cmd.Flags().Lookup("data-dir"); f != nil && f.Changed {
 		cfg.DataDir = f.Value.String()
 	}
