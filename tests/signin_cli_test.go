@@ -4,6 +4,7 @@ package tests
 
 import (
 	"net"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -72,6 +73,36 @@ func TestURLPrintsASignInLinkThatSignsIn(t *testing.T) {
 	res = cli(t, nil, "url", "--data-dir", t.TempDir())
 	require.Equal(t, 1, res.code)
 	require.Contains(t, res.stderr, "start `shellgate serve` once with this data directory")
+}
+
+func TestURLForAPersonMintsAShortLivedLinkBesideTheirToken(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	d := startDaemonIn(t, dataDir)
+	d.token = readCreds(t, dataDir)
+	own := d.addUser(t, "vic", "viewer")
+
+	res := cli(t, nil, "url", "vic", "--for", "10m", "--data-dir", dataDir)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "a sign-in link for vic, good for 10m0s:\n", res.stderr)
+	link := linkToken(t, res.stdout, d.addr)
+	require.NotEqual(t, own, link)
+
+	c := d.dial(t, ahpclient.DialOptions{QueryToken: link})
+	got, rpcErr, err := c.Initialize(ctxT(t), "vic-by-link", nil, nil)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	who, ops := grantsOf(t, got.Meta)
+	require.Equal(t, "vic", who, "the link signs in as its person, with their role")
+	require.Equal(t, []string{"terminal:output", "agent:list", "agent:get", "approval:list"}, ops)
+	require.Equal(t, http.StatusOK, restStatus(t, d, own), "the person's own token keeps working")
+
+	res = cli(t, nil, "url", "vic", "--for", "48h", "--data-dir", dataDir)
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "a sign-in link lasts more than 0 and at most 24h0m0s")
+	res = cli(t, nil, "url", "nobody", "--data-dir", dataDir)
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "no user called nobody")
 }
 
 func TestCredentialsFollowTokenRotateAndANewListenAddress(t *testing.T) {

@@ -97,7 +97,7 @@ func (g *Gate) principal(c Caller) (access.Principal, bool) {
 		return access.Principal{}, false
 	}
 	p, ok := g.users.Principal(c.ID)
-	if !ok || p.Credential != c.Credential {
+	if !ok || !p.Holds(c.Credential) {
 		return access.Principal{}, false
 	}
 	return p, true

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,18 +15,25 @@ import (
 // port) can open the page again.
 func newURLCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "url",
-		Short: "Print a sign-in link to the web page for the token in the credentials file",
-		Long: `Print a sign-in link to the web page: the address the daemon last started
-on and the token the credentials file holds (the admin's, written by the
-first serve and kept current by serve and token rotate).
+		Use:   "url [NAME]",
+		Short: "Print a sign-in link to the web page: the admin's, or a short-lived one for NAME",
+		Long: `Print a sign-in link to the web page.
+
+Without NAME: the address the daemon last started on and the token the
+credentials file holds (the admin's, written by the first serve and kept
+current by serve and token rotate).
+
+With NAME: a new token for that person or agent, good for --for (15 minutes
+unless told, at most 24 hours) beside their own, which stays as it is. A
+page signed in with it is signed out when it expires. Like every token it
+is stored only as its hash.
 
 The link holds the token in its fragment (#token=…), which the browser does
 not send to the server; the page moves it to the tab's session storage.
-Anyone with the link can sign in as that person: share it as you would the
-token.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+Anyone with the link can sign in as that person until it expires: share it
+as you would the token.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := configFromFlags(cmd)
 			if err != nil {
 				return err
@@ -40,15 +48,23 @@ token.`,
 				return err
 			}
 			defer store.Close()
-			if _, ok := store.Lookup(creds.Token); !ok {
+			token := creds.Token
+			if len(args) == 1 {
+				lifetime, _ := cmd.Flags().GetDuration("for")
+				if token, err = store.AddLink(args[0], lifetime); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "a sign-in link for %s, good for %s:\n", args[0], lifetime)
+			} else if _, ok := store.Lookup(token); !ok {
 				if err := store.Err(); err != nil {
 					return fmt.Errorf("the users file cannot be used (%w), so no link would work", err)
 				}
 				return fmt.Errorf("%s holds a token the users file no longer knows: `shellgate token rotate ID` for the admin writes a new one there", path)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s/#token=%s\n", strings.TrimSuffix(creds.URL, "/"), creds.Token)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s/#token=%s\n", strings.TrimSuffix(creds.URL, "/"), token)
 			return nil
 		},
 	}
+	cmd.Flags().Duration("for", 15*time.Minute, "how long a link for NAME signs in (at most 24h)")
 	return cmd
 }
