@@ -581,7 +581,7 @@ func (b *pageBrowser) visibleErrors() []string {
 // grant.
 func (b *pageBrowser) requireRoleNote(grant string) {
 	b.t.Helper()
-	b.waitJS("the agent panel's note", `(() => { const n = document.querySelector('[data-testid="agents-note"]'); return n && !n.hidden; })()`,
+	b.waitJS("the agent panel's note", `(() => { const n = document.querySelector('[data-testid="agents-note"]'); return n && !n.hidden && n.getClientRects().length > 0; })()`,
 		func() string {
 			return fmt.Sprintf("error: %q; empty: %q", b.textOf(`[data-testid="agents-error"]`), b.textOf(`[data-testid="agents-empty"]`))
 		})

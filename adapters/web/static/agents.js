@@ -149,6 +149,7 @@ export class AgentPanel {
       this.showError('');
     }
     this.showNote();
+    this.report(); // the error and the note are drawn only now
     this.nextPollMs = next;
     if (this.running) this.timer = setTimeout(() => this.poll(), next);
   }
@@ -257,6 +258,13 @@ export class AgentPanel {
       if (this.seen && !this.seen.has(key)) fresh.push({ agent: String(p.agent_id || s.agent_id || 'an agent'), command: String(p.command ?? '') });
     }
     if (this.listed) this.seen = ids;
+    this.report(pending, fresh);
+  }
+
+  // report tells the page whether the panel has anything to show (it takes
+  // no room when not), how many commands wait and which are new.
+  report(pending = this.pending || 0, fresh = []) {
+    this.pending = pending;
     const shown = this.sessions.length > 0 || !this.error.hidden || !this.note.hidden;
     this.onChange?.({ shown, pending, fresh });
   }
