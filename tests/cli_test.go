@@ -690,9 +690,15 @@ func TestExecReadSlowlyResumesAndDeliversAllItsOutput(t *testing.T) {
 
 // waitExited waits until the root list, as watcher sees it, shows uri (or,
 // with uri empty, any terminal) exited.
+//
+// Both callers wait out a flood of megabytes through a reader held back on
+// purpose; on a loaded machine under -race that takes longer than the
+// usual patience, so the wait is longer (it is a deadline, not a budget).
 func waitExited(t *testing.T, watcher *ahpclient.Client, uri string) {
 	t.Helper()
-	_, err := watcher.WaitAction(ctxT(t), func(e ahpclient.Envelope) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*patience)
+	defer cancel()
+	_, err := watcher.WaitAction(ctx, func(e ahpclient.Envelope) bool {
 		for _, ti := range e.View().Terminals {
 			if (uri == "" || ti.Resource == uri) && ti.Lifecycle != nil && ti.Lifecycle.Status == "exited" {
 				return true
