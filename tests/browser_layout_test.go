@@ -71,6 +71,14 @@ func TestBrowserLayoutGivesTheTerminalTheRoomAndGroupsAgentTerminals(t *testing.
 	// No agent session: the agent panel takes no width at all.
 	b.waitJS("the empty agent panel to give up its width", `document.querySelector('[data-testid="agent-panel"]').getBoundingClientRect().width === 0`, nil)
 
+	// The person has allowed notifications (a stand-in records them: a
+	// headless browser shows none).
+	browserEval[bool](b, `(() => {
+		window.shown = [];
+		window.Notification = class { static permission = 'granted'; constructor(title, o) { window.shown.push(title + ' | ' + o.body); } };
+		return true;
+	})()`)
+
 	// An agent runs three commands (each in a terminal of its own) and
 	// holds a fourth for a person.
 	agent, session := browserAgent(t, d, "helper")
@@ -104,6 +112,9 @@ func TestBrowserLayoutGivesTheTerminalTheRoomAndGroupsAgentTerminals(t *testing.
 		func() string { return "title: " + browserEval[string](b, `document.title`) })
 	b.visible(`[data-testid="approval-description"]`)
 	require.Equal(t, "make the held folder", b.textOf(`[data-testid="approval-description"]`))
+	shown := browserEval[[]string](b, `window.shown`)
+	require.Len(t, shown, 1, "one notification for the one new held command")
+	require.Regexp(t, `^shellgate: helper waits for approval \| mkdir \S+/held$`, shown[0])
 	b.screenshot("browser-layout-panels-open")
 
 	// Both panels collapsed: the terminal gets at least 90% of the window's
