@@ -535,8 +535,13 @@ func TestReconnectAfterTooLongAGapGetsSnapshots(t *testing.T) {
 	require.NoError(t, err)
 	_, err = other.Dispatch(ctx, "ahp-terminal:/g", ahpclient.InputAction("go\n"))
 	require.NoError(t, err)
-	_, err = other.WaitOutput(ctx, "ahp-terminal:/g", "gap-done")
+	// 12 MB through the daemon: on a loaded machine under -race that
+	// outlasts the usual patience, so its deadline is longer.
+	flood, cancel := context.WithTimeout(context.Background(), 4*patience)
+	defer cancel()
+	_, err = other.WaitOutput(flood, "ahp-terminal:/g", "gap-done")
 	require.NoError(t, err)
+	ctx = ctxT(t) // the rest gets the usual patience, from here
 
 	back := d.dial(t, ahpclient.DialOptions{})
 	res, rpcErr, err := back.Reconnect(ctx, "gap", lastSeen, []string{"ahp-terminal:/g"})
