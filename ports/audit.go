@@ -36,6 +36,16 @@ const (
 	AuditLogRepaired AuditEventKind = "log_repaired"
 )
 
+// AuditEventKinds lists every kind, in the order above: the one list that a
+// filter's names are checked against.
+func AuditEventKinds() []AuditEventKind {
+	return []AuditEventKind{
+		AuditExecute, AuditApprovalRequested, AuditApproved, AuditDenied, AuditBlocked,
+		AuditInterrupt, AuditResume, AuditSessionCreated, AuditSessionDeleted, AuditSessionExpired,
+		AuditLogRepaired,
+	}
+}
+
 // AuditStatusLost is the status of the execute record written at start for
 // an agent command that started under an earlier run and never got a
 // result: the daemon stopped (crashed) while it ran, and it was ended.

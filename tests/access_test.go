@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +39,7 @@ func initialize(t *testing.T, c *ahpclient.Client, id string, subs ...string) {
 }
 
 func TestStrangerSeesTheListButCannotType(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	marker := filepath.Join(t.TempDir(), "ran")
@@ -80,6 +82,7 @@ func TestStrangerSeesTheListButCannotType(t *testing.T) {
 }
 
 func TestGuestCanDoNothingWithTerminals(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	admin := d.dial(t, ahpclient.DialOptions{})
@@ -109,6 +112,7 @@ func TestGuestCanDoNothingWithTerminals(t *testing.T) {
 }
 
 func TestWatcherRoleCanWatchButNotType(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	// A role from the users file holding only terminal:output.
@@ -143,6 +147,7 @@ func TestWatcherRoleCanWatchButNotType(t *testing.T) {
 }
 
 func TestMemberDrivesTerminalsFully(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	m := d.dial(t, ahpclient.DialOptions{Token: d.addUser(t, "mo", "member")})
@@ -173,6 +178,7 @@ func TestMemberDrivesTerminalsFully(t *testing.T) {
 }
 
 func TestSignInSignOutRemovalAndWrongToken(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	token := d.addUser(t, "sam", "member")
@@ -231,6 +237,7 @@ func TestSignInSignOutRemovalAndWrongToken(t *testing.T) {
 }
 
 func TestUnknownTokenAtTheDoorIsRefusedBeforeTheSocket(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
@@ -241,6 +248,7 @@ func TestUnknownTokenAtTheDoorIsRefusedBeforeTheSocket(t *testing.T) {
 }
 
 func TestDefaultShellNeedsSignInMustBeAbsoluteAndIsPerConnection(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	root := func(shell any) map[string]any {
@@ -292,6 +300,7 @@ func TestDefaultShellNeedsSignInMustBeAbsoluteAndIsPerConnection(t *testing.T) {
 }
 
 func TestFirstStartCreatesAnAdminAndNoTokenIsEverLogged(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	d := startDaemonIn(t, dataDir)
 	creds, err := userstore.ReadClientCredentials(filepath.Join(dataDir, "credentials.json"))
@@ -320,12 +329,14 @@ func TestFirstStartCreatesAnAdminAndNoTokenIsEverLogged(t *testing.T) {
 }
 
 func TestNonLoopbackListenNeedsTLSOrInsecure(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(binary, "serve", "--listen", "0.0.0.0:0", "--data-dir", t.TempDir()).CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "--tls-cert and --tls-key, or --insecure")
 }
 
 func TestTokenAddPrintsTheTokenAloneOnStdout(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := func(args ...string) (string, string) {
 		cmd := exec.Command(binary, append(args, "--data-dir", dir)...)
@@ -360,6 +371,7 @@ func TestTokenAddPrintsTheTokenAloneOnStdout(t *testing.T) {
 // grant: a person removed from the users file, or who signed out, stops
 // receiving its output at once, while the socket stays open (D7 in docs/protocol.md).
 func TestRemovedOrSignedOutPersonStopsReceivingOutput(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	owner := d.dial(t, ahpclient.DialOptions{Token: d.addUser(t, "mo", "member")})
@@ -425,6 +437,7 @@ func TestRemovedOrSignedOutPersonStopsReceivingOutput(t *testing.T) {
 // TestRotatedOrRemovedTokenEndsItsConnectionsAndRESTUse: the old token must
 // stop working everywhere at once, also on a connection that sends nothing.
 func TestRotatedOrRemovedTokenEndsItsConnectionsAndRESTUse(t *testing.T) {
+	t.Parallel()
 	for _, verb := range []string{"rotate", "remove"} {
 		t.Run(verb, func(t *testing.T) {
 			d := startDaemon(t)
@@ -488,6 +501,7 @@ func restStatus(t *testing.T, d *daemon, token string) int {
 // rebinding) reaches the daemon as same-origin with Host: <its name>; a
 // daemon on loopback answers only to loopback names.
 func TestLoopbackDaemonRefusesAForeignHostName(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	for _, path := range []string{"/", "/healthz", "/api/v1/agents"} {
 		req, err := http.NewRequest(http.MethodGet, "http://"+d.addr+path, nil)
@@ -512,6 +526,7 @@ func TestLoopbackDaemonRefusesAForeignHostName(t *testing.T) {
 // ids, so a stranger or another person naming one must neither close the
 // owner's connection nor restart its clientSeq; only the owner takes it over.
 func TestClientIDIsBoundToItsFirstPrincipal(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	sam := d.addUser(t, "sam", "member")
@@ -578,4 +593,75 @@ func TestClientIDIsBoundToItsFirstPrincipal(t *testing.T) {
 	require.NoError(t, owner.WaitClosed(ctx))
 	code, _ := owner.CloseStatus()
 	require.Equal(t, 1008, int(code))
+}
+
+// grantsOf reads the shellgate/grants _meta of an initialize or
+// authenticate result.
+func grantsOf(t *testing.T, meta json.RawMessage) (principal string, ops []string) {
+	t.Helper()
+	var m struct {
+		Grants struct {
+			Principal  string   `json:"principal"`
+			Operations []string `json:"operations"`
+		} `json:"shellgate/grants"`
+	}
+	require.NoError(t, json.Unmarshal(meta, &m), string(meta))
+	require.NotNil(t, m.Grants.Operations, "operations is always a list: %s", meta)
+	return m.Grants.Principal, m.Grants.Operations
+}
+
+func TestBuiltInViewerWatchesEverythingAndChangesNothing(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t)
+	ctx := ctxT(t)
+	viewerToken := d.addUser(t, "vic", "viewer")
+
+	admin := d.dial(t, ahpclient.DialOptions{})
+	initialize(t, admin, "admin")
+	rpcErr, err := admin.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/watched"})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, _, err = admin.Subscribe(ctx, "ahp-terminal:/watched")
+	require.NoError(t, err)
+
+	viewer := d.dial(t, ahpclient.DialOptions{Token: viewerToken})
+	res, rpcErr, err := viewer.Initialize(ctx, "vic", nil, []string{ahpclient.RootChannel, "ahp-terminal:/watched"})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	who, ops := grantsOf(t, res.Meta)
+	require.Equal(t, "vic", who)
+	require.Equal(t, []string{"terminal:output", "agent:list", "agent:get", "approval:list"}, ops,
+		"the client is told what it may do, so it shows no button it may not use")
+
+	_, err = admin.Dispatch(ctx, "ahp-terminal:/watched", ahpclient.InputAction("echo seen-$((6*7))\n"))
+	require.NoError(t, err)
+	_, err = viewer.WaitOutput(ctx, "ahp-terminal:/watched", "seen-42")
+	require.NoError(t, err, "a viewer reads every terminal")
+
+	_, err = viewer.Dispatch(ctx, "ahp-terminal:/watched", ahpclient.InputAction("touch /tmp/never\n"))
+	require.NoError(t, err)
+	rej, err := viewer.WaitAction(ctx, func(e ahpclient.Envelope) bool { return e.Rejected() })
+	require.NoError(t, err)
+	require.Equal(t, "vic may not terminal:input here", *rej.RejectionReason)
+	rpcErr, err = viewer.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/mine"})
+	require.NoError(t, err)
+	require.NotNil(t, rpcErr)
+	require.Equal(t, -32009, rpcErr.Code)
+
+	// Agent sessions and what they wait on are in view; deciding is not.
+	require.Equal(t, http.StatusOK, restStatus(t, d, viewerToken))
+	status, body := d.agentAPI(t, viewerToken, "POST", "/api/agent-terminal/sessions/none/approve", map[string]any{"approved": true})
+	require.Equal(t, http.StatusForbidden, status, body)
+
+	// Signing out over the protocol says the grants are gone.
+	raw, rpcErr, err := viewer.Call(ctx, "authenticate", map[string]any{"resource": d.resource(), "token": ""})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	var out struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &out))
+	who, ops = grantsOf(t, out.Meta)
+	require.Empty(t, who)
+	require.Empty(t, ops)
 }

@@ -88,6 +88,7 @@ func auditEvents(t *testing.T, path string) []map[string]any {
 // command is decided by the seed's table alone (docs/risk-policy.md R21
 // relaxes it only for sandboxed commands; sandbox_test.go covers those).
 func TestAgentGateWalksTheSeedsWorkflowOverRealHTTP(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("agent_terminal:\n  sandbox: \"off\"\n"), 0o600))
 	g := startGateDaemon(t, "--config", cfg)
@@ -247,6 +248,7 @@ func TestAgentGateWalksTheSeedsWorkflowOverRealHTTP(t *testing.T) {
 }
 
 func TestAgentCommandTimeoutKillsItAndSaysSo(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("agent_terminal:\n  command_timeout: 1s\n  output_cap_bytes: 64\n"), 0o600))
 	g := startGateDaemon(t, "--config", cfg)
@@ -269,6 +271,7 @@ func TestAgentCommandTimeoutKillsItAndSaysSo(t *testing.T) {
 }
 
 func TestAgentSessionOnAnotherHostIsRefused(t *testing.T) {
+	t.Parallel()
 	g := startGateDaemon(t)
 	status, body := g.api(t, "chatbot", "POST", "/api/agent-terminal/sessions", map[string]any{"agent_id": "a", "agent_role": "chat_agent", "host": "redis"})
 	require.Equal(t, http.StatusBadRequest, status)
@@ -284,6 +287,7 @@ func TestAgentSessionOnAnotherHostIsRefused(t *testing.T) {
 // TestSessionClaimMustNameASessionTheCallerMayDrive: a terminal claimed for
 // an agent session over AHP names one the caller may drive (D9).
 func TestSessionClaimMustNameASessionTheCallerMayDrive(t *testing.T) {
+	t.Parallel()
 	g := startGateDaemon(t)
 	ctx := ctxT(t)
 	status, body := g.api(t, "chatbot", "POST", "/api/agent-terminal/sessions", map[string]any{"agent_id": "bot-1", "agent_role": "chat_agent"})
@@ -311,6 +315,7 @@ func TestSessionClaimMustNameASessionTheCallerMayDrive(t *testing.T) {
 // an agent is refused them however it spells the path, each refusal is
 // audited, and the token the person who started serve exported never
 // reaches an agent's command.
+// Not parallel: it sets SHELLGATE_TOKEN in the environment.
 func TestAgentCannotReadOrChangeTheDaemonsOwnFiles(t *testing.T) {
 	const exported = "sg_exported-by-whoever-started-serve"
 	t.Setenv("SHELLGATE_TOKEN", exported)
@@ -375,6 +380,7 @@ func TestAgentCannotReadOrChangeTheDaemonsOwnFiles(t *testing.T) {
 // max_concurrent_commands at a time; a description near the request
 // body's limit is refused, and audited, instead of costing the record.
 func TestAgentCommandsNeitherWaitForInputNorRunWithoutLimit(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("agent_terminal:\n  max_concurrent_commands: 1\n"), 0o600))
 	g := startGateDaemon(t, "--config", cfg)

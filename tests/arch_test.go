@@ -37,6 +37,7 @@ func listPackages(t *testing.T, pattern string) []pkgInfo {
 // network, directly or through any dependency. The risk classifier's word
 // expansion comes through the domain/shellword port for that reason.
 func TestDomainStaysPure(t *testing.T) {
+	t.Parallel()
 	forbiddenDirect := map[string]bool{
 		"os": true, "os/exec": true, "os/user": true, "os/signal": true, "syscall": true,
 		"net": true, "net/http": true, "io/fs": true, "io/ioutil": true,
@@ -62,6 +63,7 @@ func TestDomainStaysPure(t *testing.T) {
 // TestLayersPointInward: app/ knows domain and ports only; ports knows only
 // domain; adapters never import cmd.
 func TestLayersPointInward(t *testing.T) {
+	t.Parallel()
 	for _, p := range listPackages(t, "../...") {
 		rel := strings.TrimPrefix(p.ImportPath, module)
 		for _, imp := range p.Imports {

@@ -23,6 +23,7 @@ import (
 // request_body_timeout. (Signed in, so that the handler reads the body; a
 // request without a token is answered 401 first.)
 func TestTrickledRequestBodyIsCutOffAtItsDeadline(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("request_body_timeout: 1s\n"), 0o600))
 	d := startDaemon(t, "--config", cfg)
@@ -58,6 +59,7 @@ func TestTrickledRequestBodyIsCutOffAtItsDeadline(t *testing.T) {
 // hold more than max_unauthenticated_connections, nor stay past
 // sign_in_grace; a person with a token always gets in and stays.
 func TestConnectionsWithoutSignInAreCappedAndGivenADeadline(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("sign_in_grace: 2s\nmax_unauthenticated_connections: 2\n"), 0o600))
 	d := startDaemon(t, "--config", cfg)
@@ -106,6 +108,7 @@ func (d *daemon) getMetrics() (*http.Response, error) {
 }
 
 func TestMetricsNeedASignInUnlessPublic(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	status := func(d *daemon, token string) int {
 		req, err := http.NewRequest(http.MethodGet, "http://"+d.addr+"/metrics", nil)

@@ -82,6 +82,7 @@ func stringField(raw json.RawMessage, key string) string {
 }
 
 func TestOfficialClientOfEachVersionWorksUnchanged(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	for _, version := range []string{"0.5.1", "0.6.0", "0.7.0", "0.8.0", "0.9.0", "1.0.0"} {
 		t.Run(version, func(t *testing.T) { conformance(t, d, version) })
@@ -260,6 +261,7 @@ func conformance(t *testing.T, d *daemon, version string) {
 // A client offering 1.1.0 beside 1.0.0 gets 1.0.0; offering only 1.1.0 it
 // gets -32005 with the accepted ranges, and the socket closes.
 func TestOnlyImplementedVersionsAreAccepted(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	c := d.dial(t, ahpclient.DialOptions{})
@@ -284,6 +286,7 @@ func TestOnlyImplementedVersionsAreAccepted(t *testing.T) {
 // printf '\033]0;build-box\007' in a pty terminal: one terminal/titleChanged
 // from the host with the title, and the root list shows it.
 func TestTitleSetByTheProcessReachesClientsAndTheRootList(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	c := d.dial(t, ahpclient.DialOptions{})

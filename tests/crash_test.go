@@ -109,6 +109,10 @@ func jsonBody(t *testing.T, v any) *strings.Reader {
 // among them); every process is gone within a second, and the restarted
 // daemon records each unfinished agent command as lost, on a log with no
 // torn line.
+//
+// Not parallel, like the other tests here: they look for strays (and kill
+// guards) among every process of this machine. Go runs the tests that are
+// not parallel before the parallel ones, so nothing else runs meanwhile.
 func TestNothingOutlivesAKilledDaemon(t *testing.T) {
 	g := startGateDaemon(t)
 	names, requests := crashScene(t, g)

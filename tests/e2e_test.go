@@ -27,6 +27,16 @@ import (
 
 var binary string
 
+// headCommit is the checkout's commit, when git can tell; the binary is
+// built to report it.
+var headCommit = func() string {
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}()
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "shellgate-e2e")
 	if err != nil {
@@ -34,6 +44,11 @@ func TestMain(m *testing.M) {
 	}
 	binary = filepath.Join(dir, "shellgate")
 	args := []string{"build", "-o", binary}
+	// Go cannot stamp the commit from a git worktree, or when GOFLAGS says
+	// -buildvcs=false; the fallback the README gives is what is tested.
+	if headCommit != "" {
+		args = append(args, "-ldflags=-X main.buildCommit="+headCommit)
+	}
 	if raceEnabled {
 		args = append(args, "-race")
 	}
@@ -110,7 +125,10 @@ func startDaemonWith(t testing.TB, dataDir string, env []string, extraArgs ...st
 // started; an empty wrapper runs the daemon directly.
 func startDaemonUnder(t testing.TB, wrapper []string, dataDir string, env []string, extraArgs ...string) *daemon {
 	t.Helper()
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir}, extraArgs...)
+	// An interactive shell ignores the stop's SIGTERM, so every test that
+	// leaves one open would wait out the whole grace period at its end;
+	// a second is plenty for the ones that do exit on SIGTERM.
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--stop-grace", "1s"}, extraArgs...)
 	cmd := exec.Command(binary, args...)
 	if len(wrapper) > 0 {
 		cmd = exec.Command(wrapper[0], append(append(slices.Clone(wrapper[1:]), binary), args...)...)
@@ -217,6 +235,7 @@ func spawn(command string, pty bool) map[string]any {
 }
 
 func TestHandshakeNegotiatesEachServedVersion(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	for _, tc := range []struct {
 		offered []string
@@ -246,6 +265,7 @@ func TestHandshakeNegotiatesEachServedVersion(t *testing.T) {
 }
 
 func TestLiveOutputAfterTheSnapshotLosesAndDoublesNothing(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	c := d.dial(t, ahpclient.DialOptions{})
 	ctx := ctxT(t)
@@ -274,6 +294,7 @@ func TestLiveOutputAfterTheSnapshotLosesAndDoublesNothing(t *testing.T) {
 }
 
 func TestLateSubscriberGetsTheScrollbackAndTwoClientsSeeTheSameStream(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	a, b := d.dial(t, ahpclient.DialOptions{}), d.dial(t, ahpclient.DialOptions{})
 	ctx := ctxT(t)
@@ -358,6 +379,7 @@ func TestSlowClientIsDroppedWhileAnotherKeepsReceiving(t *testing.T) {
 }
 
 func TestReconnectReplaysWhatWasMissed(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	c := d.dial(t, ahpclient.DialOptions{})
@@ -428,6 +450,7 @@ func TestReconnectReplaysWhatWasMissed(t *testing.T) {
 }
 
 func TestOversizedFrameClosesOnlyThatConnection(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	big, ok := d.dial(t, ahpclient.DialOptions{}), d.dial(t, ahpclient.DialOptions{})
@@ -443,6 +466,7 @@ func TestOversizedFrameClosesOnlyThatConnection(t *testing.T) {
 }
 
 func TestInvalidUTF8TextFrameClosesOnlyThatConnectionWith1007(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	bad, ok := d.dial(t, ahpclient.DialOptions{}), d.dial(t, ahpclient.DialOptions{})
@@ -463,6 +487,7 @@ func TestInvalidUTF8TextFrameClosesOnlyThatConnectionWith1007(t *testing.T) {
 }
 
 func TestStoppingTheDaemonEndsItsShells(t *testing.T) {
+	t.Parallel()
 	for _, silent := range []int{0, 4} {
 		t.Run(fmt.Sprintf("%d silent clients", silent), func(t *testing.T) { stopEndsShells(t, silent) })
 	}
@@ -501,6 +526,7 @@ func stopEndsShells(t *testing.T, silent int) {
 }
 
 func TestReconnectAfterTooLongAGapGetsSnapshots(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	c := d.dial(t, ahpclient.DialOptions{})
@@ -521,8 +547,13 @@ func TestReconnectAfterTooLongAGapGetsSnapshots(t *testing.T) {
 	require.NoError(t, err)
 	_, err = other.Dispatch(ctx, "ahp-terminal:/g", ahpclient.InputAction("go\n"))
 	require.NoError(t, err)
-	_, err = other.WaitOutput(ctx, "ahp-terminal:/g", "gap-done")
+	// 12 MB through the daemon: on a loaded machine under -race that
+	// outlasts the usual patience, so its deadline is longer.
+	flood, cancel := context.WithTimeout(context.Background(), 4*patience)
+	defer cancel()
+	_, err = other.WaitOutput(flood, "ahp-terminal:/g", "gap-done")
 	require.NoError(t, err)
+	ctx = ctxT(t) // the rest gets the usual patience, from here
 
 	back := d.dial(t, ahpclient.DialOptions{})
 	res, rpcErr, err := back.Reconnect(ctx, "gap", lastSeen, []string{"ahp-terminal:/g"})

@@ -22,6 +22,7 @@ func answerTo(t *testing.T, c *ahpclient.Client, id string) ahpclient.Message {
 // WebSocket and checks the code and message; the connection and a terminal
 // of the same connection carry on through all of it.
 func TestEveryErrorCodeOverTheWire(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	c := d.dial(t, ahpclient.DialOptions{})

@@ -15,6 +15,7 @@ import (
 // nor anything else, and input beyond the terminal's bound is refused with
 // a reason instead of waiting.
 func TestInputToAProcessThatDoesNotReadLeavesTheConnectionServing(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	ctx := ctxT(t)
 	c := d.dial(t, ahpclient.DialOptions{})

@@ -15,6 +15,7 @@ import (
 // shell integration reports: directory, commands, exit codes, durations —
 // with no mark bytes left in the output clients see.
 func TestShellReportsItsCommandsUnderAPty(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"bash", "zsh"} {
 		t.Run(name, func(t *testing.T) {
 			shell, err := exec.LookPath(name)
@@ -92,6 +93,7 @@ func TestShellReportsItsCommandsUnderAPty(t *testing.T) {
 }
 
 func TestAPipeTerminalNeverAnnouncesCommandDetection(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	require.NoError(t, err)
 	d := startDaemon(t)

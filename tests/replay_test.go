@@ -70,6 +70,7 @@ func TestLateViewersSnapshotHoldsNoQueryAProgramPrinted(t *testing.T) {
 // who may type there; while the page draws the scrollback nothing of what
 // xterm.js answers reaches the shell.
 func TestBrowserOpeningATerminalTypesNothingIntoIt(t *testing.T) {
+	t.Parallel()
 	requireBrowser(t)
 	d := startDaemon(t)
 	sam := d.addUser(t, "sam", "member")
@@ -162,6 +163,7 @@ func vimTerminal(t *testing.T, owner *ahpclient.Client, uri string) {
 }
 
 func TestSnapshotCarriesAScreenOnlyWhileAFullScreenProgramIsOpen(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	owner := d.dial(t, ahpclient.DialOptions{})
 	initialize(t, owner, "owner")
@@ -210,6 +212,7 @@ func requireVim(t *testing.T) {
 // scrollback (kept short here) no longer holds that drawing, so the page
 // can only show it from the host's screen model.
 func TestBrowserLateViewerSeesVimsScreen(t *testing.T) {
+	t.Parallel()
 	requireBrowser(t)
 	requireVim(t)
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
@@ -256,6 +259,7 @@ func TestBrowserLateViewerSeesVimsScreen(t *testing.T) {
 // events, queries and all (only the scrollback is cleaned); the page must
 // not send what xterm.js answers to them.
 func TestBrowserReplayAfterAReconnectTypesNothing(t *testing.T) {
+	t.Parallel()
 	requireBrowser(t)
 	d := startDaemon(t)
 	sam := d.addUser(t, "sam", "member")

@@ -127,7 +127,7 @@ func (c *conn) authenticate(_ context.Context, m message) (any, *Error) {
 	}
 	if token == "" {
 		c.setCaller(gate.Caller{}, 0)
-		return map[string]any{}, nil
+		return map[string]any{"_meta": c.grantsMeta()}, nil
 	}
 	caller, ok := c.srv.gate.SignIn(token)
 	if !ok {
@@ -150,7 +150,28 @@ func (c *conn) authenticate(_ context.Context, m message) (any, *Error) {
 		}
 	}
 	c.setCaller(caller, time.Duration(expiresIn)*time.Second)
-	return map[string]any{}, nil
+	return map[string]any{"_meta": c.grantsMeta()}, nil
+}
+
+// GrantsMetaKey names, in the _meta of initialize's and authenticate's
+// results, who the connection is signed in as and the operations they may
+// do: {"principal": "sam", "operations": ["terminal:output", …]}. A client
+// leaves out what it may not use (the web page's buttons) instead of trying
+// it; the host still decides every request.
+const GrantsMetaKey = "shellgate/grants"
+
+// grantsMeta is the _meta that tells the client its current grants.
+func (c *conn) grantsMeta() map[string]any {
+	who := c.who()
+	ops := []string{}
+	for _, op := range c.srv.gate.Grants(who) {
+		ops = append(ops, string(op))
+	}
+	principal := who.ID
+	if who.Root {
+		principal = "root"
+	}
+	return map[string]any{GrantsMetaKey: map[string]any{"principal": principal, "operations": ops}}
 }
 
 // setCaller changes who the connection is; with a lifetime, the sign-in

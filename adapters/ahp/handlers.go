@@ -114,6 +114,8 @@ type initializeResult struct {
 	Snapshots        []wireSnapshot `json:"snapshots"`
 	ServerInfo       serverInfo     `json:"serverInfo"`
 	DefaultDirectory string         `json:"defaultDirectory,omitempty"`
+	// Meta carries the caller's grants (GrantsMetaKey).
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 type serverInfo struct {
@@ -162,6 +164,7 @@ func (c *conn) initialize(_ context.Context, m message) (any, *Error) {
 			ProtocolVersion: version, ServerSeq: seq, Snapshots: c.wireSnapshots(snaps, seq),
 			ServerInfo:       serverInfo{Name: "shellgate", Version: c.srv.opts.ServerVersion},
 			DefaultDirectory: c.srv.host.DefaultDirectory(),
+			Meta:             c.grantsMeta(),
 		}
 		c.sub.Reply(response{ID: m.ID, Result: res})
 	})

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/shellgate/shellgate/domain/access"
 )
@@ -23,6 +24,8 @@ var (
 	ErrUnknownRole = errors.New("unknown role")
 	// ErrInvalidID: the id is not 1–40 letters, digits, '.', '_', '@', '-'.
 	ErrInvalidID = errors.New("invalid user id")
+	// ErrInvalidLifetime: a sign-in link's lifetime is out of bounds.
+	ErrInvalidLifetime = errors.New("invalid link lifetime")
 )
 
 // editError is a refusal with a message for people and a kind for code.
@@ -141,6 +144,37 @@ func (s *Store) Rotate(id string) (string, error) {
 	return token, nil
 }
 
+// MaxLinkLifetime bounds a sign-in link: long enough to open a page and
+// sign in, short enough that a link pasted somewhere stops working.
+const MaxLinkLifetime = 24 * time.Hour
+
+// AddLink gives the user a short-lived token, good for lifetime (at most
+// MaxLinkLifetime) beside their own, and returns it. It is stored as its
+// hash, like every token; a connection signed in with it ends when it
+// expires.
+func (s *Store) AddLink(id string, lifetime time.Duration) (string, error) {
+	if lifetime <= 0 || lifetime > MaxLinkLifetime {
+		return "", refuse(ErrInvalidLifetime, "a sign-in link lasts more than 0 and at most %s", MaxLinkLifetime)
+	}
+	token, digest, err := mint()
+	if err != nil {
+		return "", err
+	}
+	expires := s.clock().Add(lifetime).Truncate(time.Second)
+	err = s.edit(func(f *fileData) error {
+		i := f.find(id)
+		if i < 0 {
+			return refuse(ErrUnknownUser, "no user called %s", quotedName(id))
+		}
+		f.users[i].links = append(f.users[i].links, link{digest: digest, expires: expires})
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
 func invalidID() error {
 	return refuse(ErrInvalidID, "a user id is 1 to %d letters, digits, '.', '_', '@' or '-', starting with a letter or digit", maxNameLen)
 }
@@ -170,6 +204,17 @@ func (s *Store) edit(change func(f *fileData) error) error {
 	}
 	if err := change(f); err != nil {
 		return err
+	}
+	// Expired links are dead weight: each edit leaves them out.
+	now := s.clock()
+	for i := range f.users {
+		live := f.users[i].links[:0]
+		for _, l := range f.users[i].links {
+			if now.Before(l.expires) {
+				live = append(live, l)
+			}
+		}
+		f.users[i].links = live
 	}
 	if err := f.checkUnique(); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -51,6 +52,15 @@ type record struct {
 	id     string
 	roles  []string
 	digest [sha256.Size]byte
+	// links are short-lived extra tokens (sign-in links), each good until
+	// it expires; an edit of the file drops the expired ones.
+	links []link
+}
+
+// link is one short-lived token of a user, held as its hash.
+type link struct {
+	digest  [sha256.Size]byte
+	expires time.Time
 }
 
 // MalformedError says why the users file cannot be trusted. It never
@@ -181,9 +191,11 @@ func (f *fileData) readUsers(n *yaml.Node) error {
 					}
 					haveToken = true
 				}
+			case "links":
+				r.links, err = readLinks(val, what)
 			}
 			return err
-		}, "id", "roles", "token")
+		}, "id", "roles", "token", "links")
 		if err != nil {
 			return err
 		}
@@ -198,6 +210,51 @@ func (f *fileData) readUsers(n *yaml.Node) error {
 	return nil
 }
 
+// readLinks reads a user's short-lived tokens: a list of {token, expires}.
+func readLinks(n *yaml.Node, what string) ([]link, error) {
+	if isNull(n) {
+		return nil, nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return nil, malformed(n.Line, "%s's links must be a list of {token, expires}", what)
+	}
+	var out []link
+	for _, item := range n.Content {
+		if item.Kind != yaml.MappingNode {
+			return nil, malformed(item.Line, "%s's links must be a list of {token, expires}", what)
+		}
+		var l link
+		var haveToken, haveExpiry bool
+		err := eachPair(item, what+"'s link", func(key string, val *yaml.Node) error {
+			s, err := scalar(val, what+"'s link "+key)
+			if err != nil {
+				return err
+			}
+			switch key {
+			case "token":
+				if l.digest, err = parseDigest(s); err != nil {
+					return malformed(val.Line, "%s's link token must be sha256:<64 hex digits>; the file stores hashes only", what)
+				}
+				haveToken = true
+			case "expires":
+				if l.expires, err = time.Parse(time.RFC3339, s); err != nil {
+					return malformed(val.Line, "%s's link expires must be a time such as 2026-12-01T15:04:05Z", what)
+				}
+				haveExpiry = true
+			}
+			return nil
+		}, "token", "expires")
+		if err != nil {
+			return nil, err
+		}
+		if !haveToken || !haveExpiry {
+			return nil, malformed(item.Line, "%s's link needs a token and an expiry", what)
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
 // checkUnique refuses two records one lookup could not tell apart.
 func (f *fileData) checkUnique() error {
 	ids := map[string]bool{}
@@ -207,10 +264,12 @@ func (f *fileData) checkUnique() error {
 			return malformed(0, "user %s appears twice", u.id)
 		}
 		ids[u.id] = true
-		if other, dup := tokens[u.digest]; dup {
-			return malformed(0, "users %s and %s have the same token; rotate one of them", other, u.id)
+		for _, d := range u.digests() {
+			if other, dup := tokens[d]; dup {
+				return malformed(0, "users %s and %s have the same token; rotate one of them", other, u.id)
+			}
+			tokens[d] = u.id
 		}
-		tokens[u.digest] = u.id
 	}
 	return nil
 }
@@ -257,9 +316,15 @@ const fileHeader = `# shellgate users file. Tokens are stored only as sha256 has
 `
 
 type yamlUser struct {
-	ID    string   `yaml:"id"`
-	Roles flowList `yaml:"roles"`
-	Token string   `yaml:"token"`
+	ID    string     `yaml:"id"`
+	Roles flowList   `yaml:"roles"`
+	Token string     `yaml:"token"`
+	Links []yamlLink `yaml:"links,omitempty"`
+}
+
+type yamlLink struct {
+	Token   string `yaml:"token"`
+	Expires string `yaml:"expires"`
 }
 
 type yamlFile struct {
@@ -287,7 +352,11 @@ func (f *fileData) encode() ([]byte, error) {
 		out.Roles[name] = grants
 	}
 	for _, u := range f.users {
-		out.Users = append(out.Users, yamlUser{ID: u.id, Roles: u.roles, Token: formatDigest(u.digest)})
+		y := yamlUser{ID: u.id, Roles: u.roles, Token: formatDigest(u.digest)}
+		for _, l := range u.links {
+			y.Links = append(y.Links, yamlLink{Token: formatDigest(l.digest), Expires: l.expires.UTC().Format(time.RFC3339)})
+		}
+		out.Users = append(out.Users, y)
 	}
 	var buf bytes.Buffer
 	buf.WriteString(fileHeader)
@@ -312,7 +381,7 @@ func (f *fileData) clone() *fileData {
 		}
 	}
 	for i, u := range f.users {
-		c.users[i] = record{id: u.id, roles: append([]string(nil), u.roles...), digest: u.digest}
+		c.users[i] = record{id: u.id, roles: append([]string(nil), u.roles...), digest: u.digest, links: append([]link(nil), u.links...)}
 	}
 	return c
 }
@@ -454,4 +523,13 @@ func parseDigest(s string) ([sha256.Size]byte, error) {
 
 func formatDigest(d [sha256.Size]byte) string {
 	return digestPrefix + hex.EncodeToString(d[:])
+}
+
+// digests are every token hash of the record: its own, then its links'.
+func (r record) digests() [][sha256.Size]byte {
+	out := [][sha256.Size]byte{r.digest}
+	for _, l := range r.links {
+		out = append(out, l.digest)
+	}
+	return out
 }

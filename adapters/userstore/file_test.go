@@ -44,7 +44,7 @@ func TestMalformedErrorsSayWhereAndWhat(t *testing.T) {
 		content, want string
 		line          int
 	}{
-		{"users:\n  - id: ana\n    roles: [admin]\n    tokn: x\n", `user 1 has an unknown key tokn (known: id, roles, token)`, 4},
+		{"users:\n  - id: ana\n    roles: [admin]\n    tokn: x\n", `user 1 has an unknown key tokn (known: id, roles, token, links)`, 4},
 		{"users:\n  - id: ana\n    token: sha256:zz\n", "user 1's token must be sha256:<64 hex digits>", 3},
 		{"roles:\n  a b: []\n", "a role name must be", 2},
 		{"roles:\n  x: [a]\n  x: [b]\n", "role x is defined twice", 3},

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -46,7 +47,7 @@ func FuzzLoadUsersFile(f *testing.F) {
 		// Lookups against whatever parsed never panic.
 		_ = lookupIndex(d, "sg_ana")
 		for _, u := range d.file.users {
-			_ = d.roles.Allows(principalOf(u), "terminal:input")
+			_ = d.roles.Allows(principalOf(u, time.Now()), "terminal:input")
 		}
 	})
 }
@@ -56,5 +57,6 @@ func lookupIndex(d *directory, token string) int {
 	if d == nil {
 		return -1
 	}
-	return match(d.file.users, token)
+	i, _ := match(d.file.users, token, time.Now())
+	return i
 }

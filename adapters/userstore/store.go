@@ -49,6 +49,9 @@ type Store struct {
 	err        error
 	warnings   []string
 
+	// now is the clock links expire by; nil is the system's.
+	now func() time.Time
+
 	// editMu serialises this process's edits; edits do not take mu, so
 	// lookups carry on while one is being written and synced.
 	editMu sync.Mutex
@@ -105,11 +108,15 @@ func (s *Store) Lookup(token string) (access.Principal, bool) {
 	if d == nil || token == "" {
 		return access.Principal{}, false
 	}
-	i := match(d.file.users, token)
+	i, digest := match(d.file.users, token, s.clock())
 	if i < 0 {
 		return access.Principal{}, false
 	}
-	return principalOf(d.file.users[i]), true
+	p := principalOf(d.file.users[i], s.clock())
+	// Signed in with a link, the sign-in is the link's: it ends when the
+	// link expires, while the person's own token stays good.
+	p.Credential, p.Links = credentialOf(digest), nil
+	return p, true
 }
 
 // Principal returns the current record for id; false once it is removed.
@@ -122,7 +129,7 @@ func (s *Store) Principal(id string) (access.Principal, bool) {
 	if i < 0 {
 		return access.Principal{}, false
 	}
-	return principalOf(d.file.users[i]), true
+	return principalOf(d.file.users[i], s.clock()), true
 }
 
 // Roles returns the current roles table; an empty one (permitting nothing)
@@ -159,15 +166,31 @@ func (s *Store) List() ([]access.Principal, error) {
 	}
 	out := make([]access.Principal, 0, len(d.file.users))
 	for _, u := range d.file.users {
-		p := principalOf(u)
-		p.Credential = "" // a listing names people, not their tokens
+		p := principalOf(u, s.clock())
+		p.Credential, p.Links = "", nil // a listing names people, not their tokens
 		out = append(out, p)
 	}
 	return out, nil
 }
 
-func principalOf(r record) access.Principal {
-	return access.Principal{ID: r.id, Roles: append([]string(nil), r.roles...), Credential: credentialOf(r.digest)}
+// principalOf is the record as a principal at now: its own token and the
+// links that have not expired.
+func principalOf(r record, now time.Time) access.Principal {
+	p := access.Principal{ID: r.id, Roles: append([]string(nil), r.roles...), Credential: credentialOf(r.digest)}
+	for _, l := range r.links {
+		if now.Before(l.expires) {
+			p.Links = append(p.Links, credentialOf(l.digest))
+		}
+	}
+	return p
+}
+
+// clock is the store's time: now, unless a test set another.
+func (s *Store) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
 }
 
 // credentialOf names a token by half of its stored digest: enough to tell

@@ -97,7 +97,7 @@ func (g *Gate) principal(c Caller) (access.Principal, bool) {
 		return access.Principal{}, false
 	}
 	p, ok := g.users.Principal(c.ID)
-	if !ok || p.Credential != c.Credential {
+	if !ok || !p.Holds(c.Credential) {
 		return access.Principal{}, false
 	}
 	return p, true
@@ -209,4 +209,23 @@ func (g *Gate) Reserved(c Caller) bool {
 	}
 	_, missing := g.users.Roles().Missing(p, access.Operations()...)
 	return !missing
+}
+
+// Grants lists the operations of the host's catalogue the caller may do
+// now, in catalogue order, so a client can leave out what it may not use
+// instead of trying and reading the refusal. Nobody (and a revoked
+// sign-in) may do none of them.
+func (g *Gate) Grants(c Caller) []access.Operation {
+	p, ok := g.principal(c)
+	if !ok {
+		return []access.Operation{}
+	}
+	roles := g.users.Roles()
+	out := []access.Operation{}
+	for _, op := range access.Operations() {
+		if roles.Allows(p, op) {
+			out = append(out, op)
+		}
+	}
+	return out
 }

@@ -156,3 +156,28 @@ func TestOnlyCallersWithEveryGrantMayUseTheAdminsReserve(t *testing.T) {
 		})
 	}
 }
+
+func TestGrantsListWhatTheCallerMayDoNow(t *testing.T) {
+	g, d := newGate()
+	d.byToken["t-watcher"] = access.Principal{ID: "wa", Roles: []string{access.RoleViewer}}
+	d.roles = access.NewRoles() // the built-in viewer, not newGate's own
+	tests := []struct {
+		token string
+		want  []access.Operation
+	}{
+		{"", []access.Operation{}},
+		{"t-guest", []access.Operation{}},
+		{"t-watcher", []access.Operation{access.TerminalOutput, access.AgentList, access.AgentGet, access.ApprovalList}},
+		{"t-admin", access.Operations()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.token, func(t *testing.T) {
+			require.Equal(t, tt.want, g.Grants(caller(t, g, tt.token)))
+		})
+	}
+
+	// A removed person may do nothing from the next question on.
+	c := caller(t, g, "t-watcher")
+	delete(d.byToken, "t-watcher")
+	require.Empty(t, g.Grants(c))
+}

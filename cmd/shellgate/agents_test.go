@@ -179,3 +179,23 @@ func TestDaemonServesTheAgentGateAndAuditsToTheDataDirectory(t *testing.T) {
 	require.Contains(t, log, `"signal":"SIGKILL"`)
 	require.NotContains(t, log, bot, "no token in the audit log")
 }
+
+func TestConfigErrorsSpeakOfTheFileNotOfGoTypes(t *testing.T) {
+	tests := map[string]struct{ yaml, msg string }{
+		"unknown key":   {"listn: x\n", "line 1: there is no setting called listn"},
+		"nested key":    {"agent_terminal:\n  session_timout: 5\n", "line 2: there is no setting called session_timout"},
+		"duration":      {"stop_grace: fast\n", `line 1: "fast" is not a duration such as 5s or 2m`},
+		"number":        {"scrollback_chars: lots\n", `line 1: "lots" is not a whole number`},
+		"list for text": {"listen: [a]\n", "line 1: a list is not text"},
+		"boolean":       {"insecure: maybe\n", `line 1: "maybe" is not true or false`},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(tt.yaml), 0o600))
+			_, err := loadConfig(path)
+			require.ErrorContains(t, err, tt.msg)
+			require.NotRegexp(t, `main\.|time\.Duration|!!|unmarshal`, err.Error())
+		})
+	}
+}

@@ -28,6 +28,8 @@ type (
 		// ApprovalID names this held command (shellgate's addition to the
 		// seed): a decision that carries it can only land on this command.
 		ApprovalID string `json:"approval_id"`
+		// Description is what the agent says the command is for.
+		Description string `json:"description"`
 		// Sandboxed says the command runs confined if approved; nil from a
 		// daemon that does not say.
 		Sandboxed *bool `json:"sandboxed"`
@@ -67,7 +69,7 @@ func sessionPath(id string) string { return sessionsPath() + "/" + url.PathEscap
 func newApprovalsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "approvals",
-		Short: "List agent commands waiting for approval: session, approval id, agent, role, risk, command, reasons",
+		Short: "List agent commands waiting for approval: session, approval id, agent, role, risk, command, reasons, description",
 		Long: `List the agent commands waiting for a person. Each held command has an
 approval id; give it to approve or deny (shellgate approve SESSION APPROVAL)
 so that the decision lands on the command listed here and on nothing the
@@ -96,8 +98,7 @@ func listApprovals(cmd *cobra.Command, r remote) error {
 	if err := api.Do(ctx, "GET", sessionsPath(), nil, &list); err != nil {
 		return err
 	}
-	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "SESSION\tAPPROVAL\tAGENT\tROLE\tRISK\tRUNS\tCOMMAND\tREASONS")
+	var rows []string
 	for _, s := range list.Sessions {
 		p, err := heldCommand(ctx, api, s)
 		if err != nil {
@@ -110,10 +111,24 @@ func listApprovals(cmd *cobra.Command, r remote) error {
 		if approval == "" {
 			approval = "-" // a daemon that does not name its held commands
 		}
+		description := printable(p.Description)
+		if description == "" {
+			description = "-"
+		}
 		// Everything here may come from an agent: show it, never let it
 		// drive this terminal.
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(s.SessionID), approval, printable(s.AgentID), printable(s.AgentRole),
-			printable(p.Risk), runsWhere(p, s), printable(p.Command), reasonsText(p.Reasons))
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(s.SessionID), approval, printable(s.AgentID), printable(s.AgentRole),
+			printable(p.Risk), runsWhere(p, s), printable(p.Command), reasonsText(p.Reasons), description))
+	}
+	if len(rows) == 0 {
+		// On stderr, so a script reading stdout sees an empty list.
+		fmt.Fprintln(cmd.ErrOrStderr(), "nothing waits for approval")
+		return nil
+	}
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "SESSION\tAPPROVAL\tAGENT\tROLE\tRISK\tRUNS\tCOMMAND\tREASONS\tDESCRIPTION")
+	for _, row := range rows {
+		fmt.Fprint(w, row)
 	}
 	return w.Flush()
 }

@@ -140,8 +140,8 @@ func TestApprovalsListTheApprovalIDOfEachHeldCommand(t *testing.T) {
 	f.hold("ap1", "mkdir /tmp/a")
 	code, out, errOut := f.cli(t, "", "approvals")
 	require.Zero(t, code, errOut)
-	require.Regexp(t, `(?m)^SESSION\s+APPROVAL\s+AGENT\s+ROLE\s+RISK\s+RUNS\s+COMMAND\s+REASONS$`, out)
-	require.Regexp(t, `(?m)^s1\s+ap1\s+helper\s+chat_agent\s+moderate\s+-\s+mkdir /tmp/a\s+Moderate-risk command$`, out, "a daemon that does not say where it runs: -")
+	require.Regexp(t, `(?m)^SESSION\s+APPROVAL\s+AGENT\s+ROLE\s+RISK\s+RUNS\s+COMMAND\s+REASONS\s+DESCRIPTION$`, out)
+	require.Regexp(t, `(?m)^s1\s+ap1\s+helper\s+chat_agent\s+moderate\s+-\s+mkdir /tmp/a\s+Moderate-risk command\s+-$`, out, "a daemon that does not say where it runs: -")
 }
 
 // TestStaleDecisionNeverLandsOnACommandSubmittedSince is the review's

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -75,7 +76,7 @@ running daemon, only read access to the file.`,
 	f.String("file", "", "read this audit log (and its rotated files, FILE.1 …) instead of the configured one")
 	f.String("session", "", "only this session's records")
 	f.String("agent", "", "only this agent's records (its agent_id)")
-	f.StringSlice("event", nil, "only these events (execute, approval_requested, approved, denied, blocked, interrupt, resume, session_created, session_deleted, session_expired); repeat or separate with commas")
+	f.StringSlice("event", nil, "only these events ("+eventNames()+"); repeat or separate with commas")
 	f.String("since", "", "only records at or after this time (RFC 3339, or a duration such as 2h for that long ago)")
 	f.String("until", "", "only records before this time (RFC 3339, or a duration ago)")
 	f.Bool("json", false, "print the matching records as stored, one JSON object per line")
@@ -90,9 +91,16 @@ func auditFilter(cmd *cobra.Command, now time.Time) (audit.Filter, error) {
 	f.AgentID, _ = flags.GetString("agent")
 	events, _ := flags.GetStringSlice("event")
 	for _, e := range events {
-		if e = strings.TrimSpace(e); e != "" {
-			f.Events = append(f.Events, ports.AuditEventKind(e))
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
 		}
+		if !slices.Contains(ports.AuditEventKinds(), ports.AuditEventKind(e)) {
+			// A misspelt name would otherwise match nothing, and an empty
+			// answer would read as "it never happened".
+			return f, fmt.Errorf("--event %q is not an audit event; the events are %s", e, eventNames())
+		}
+		f.Events = append(f.Events, ports.AuditEventKind(e))
 	}
 	var err error
 	for _, b := range []struct {
@@ -216,4 +224,14 @@ func commandOf(e ports.AuditEvent) string {
 		return ""
 	}
 	return strconv.Quote(e.Command)
+}
+
+// eventNames lists the audit events a filter may name.
+func eventNames() string {
+	kinds := ports.AuditEventKinds()
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
 }

@@ -124,6 +124,15 @@ func TestAuditRefusesABadTime(t *testing.T) {
 	require.Contains(t, errOut, `--since: "yesterday" is neither`)
 }
 
+func TestAuditRefusesAnEventNameThatIsNotOne(t *testing.T) {
+	dir := t.TempDir()
+	writeAuditLog(t, dir)
+	code, out, errOut := runGateCLI(t, "", "audit", "--data-dir", dir, "--event", "execute,aproved")
+	require.Equal(t, 1, code)
+	require.Empty(t, out, "a misspelt event matches nothing rather than reading as 'never happened'")
+	require.Contains(t, errOut, `--event "aproved" is not an audit event; the events are execute, approval_requested, approved,`)
+}
+
 func TestAuditSinceADurationCountsBackFromNow(t *testing.T) {
 	now := time.Date(2025, 10, 4, 14, 0, 0, 0, time.UTC)
 	got, err := parseWhen("2h", now)

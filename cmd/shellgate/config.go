@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -111,9 +113,57 @@ func loadConfig(path string) (Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return cfg, fmt.Errorf("config %s: %w", path, err)
+		return cfg, fmt.Errorf("config %s: %s", path, configProblem(err))
 	}
 	return cfg, nil
+}
+
+// yamlLine is one of yaml's complaints, e.g. "line 2: cannot unmarshal !!str
+// `lots` into int" or "line 1: field listn not found in type main.Config".
+var (
+	yamlMismatch = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
+	yamlUnknown  = regexp.MustCompile(`^line (\d+): field (\S+) not found in type \S+$`)
+)
+
+// configKinds words the Go types of Config's fields as what to write.
+var configKinds = map[string]string{
+	"string":        "text",
+	"int":           "a whole number",
+	"bool":          "true or false",
+	"time.Duration": "a duration such as 5s or 2m",
+	"[]string":      "a list such as [a, b]",
+}
+
+// configProblem says what is wrong with a config file in the file's own
+// terms: its line, key and what belongs there. yaml's messages name Go
+// types (time.Duration, main.Config), which mean nothing to the person
+// who wrote the file.
+func configProblem(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	lines := make([]string, 0, len(te.Errors))
+	for _, e := range te.Errors {
+		if m := yamlUnknown.FindStringSubmatch(e); m != nil {
+			lines = append(lines, fmt.Sprintf("line %s: there is no setting called %s (the README's Configuration lists them)", m[1], m[2]))
+			continue
+		}
+		if m := yamlMismatch.FindStringSubmatch(e); m != nil {
+			want, ok := configKinds[m[4]]
+			if !ok {
+				want = "a value of another kind"
+			}
+			got := "a " + map[string]string{"seq": "list", "map": "mapping", "str": "text", "int": "number", "bool": "boolean", "float": "number"}[m[2]]
+			if m[3] != "" {
+				got = fmt.Sprintf("%q", m[3])
+			}
+			lines = append(lines, fmt.Sprintf("line %s: %s is not %s", m[1], got, want))
+			continue
+		}
+		lines = append(lines, e)
+	}
+	return strings.Join(lines, "; ")
 }
 
 // configFromFlags loads the config named by --config and applies the flags
@@ -140,6 +190,11 @@ func configFromFlags(cmd *cobra.Command) (Config, error) {
 	}
 	if f := cmd.Flags().Lookup("insecure"); f != nil && f.Changed {
 		cfg.Insecure = f.Value.String() == "true"
+	}
+	if f := cmd.Flags().Lookup("stop-grace"); f != nil && f.Changed {
+		if cfg.StopGrace, err = time.ParseDuration(f.Value.String()); err != nil {
+			return cfg, fmt.Errorf("--stop-grace: %w", err)
+		}
 	}
 	if f := cmd.Flags().Lookup("data-dir"); f != nil && f.Changed {
 		cfg.DataDir = f.Value.String()

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.uber.org/fx"
@@ -54,6 +55,10 @@ func daemonOptions(cfg Config, logOut io.Writer) fx.Option {
 		fx.WithLogger(func(l *slog.Logger) fxevent.Logger {
 			fl := &fxevent.SlogLogger{Logger: l}
 			fl.UseLogLevel(slog.LevelDebug)
+			// A failed start is returned to serve, which prints it as
+			// one line; fx's own account of it (hooks, rollback) is for
+			// debugging.
+			fl.UseErrorLevel(slog.LevelDebug)
 			return fl
 		}),
 		fx.StopTimeout(cfg.StopGrace+10*time.Second),
@@ -292,8 +297,11 @@ func newHTTPServer(lc fx.Lifecycle, cfg Config, mux *http.ServeMux, log *slog.Lo
 				}
 			}
 			ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Listen)
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fmt.Errorf("cannot listen on %s: something already listens there (another shellgate serve?); stop it, or pick another address with --listen", cfg.Listen)
+			}
 			if err != nil {
-				return err
+				return fmt.Errorf("cannot listen on %s: %w", cfg.Listen, err)
 			}
 			s.ln = ln
 			go func() {

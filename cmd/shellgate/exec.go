@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/shellgate/shellgate/cmd/shellgate/internal/client"
 	"github.com/shellgate/shellgate/domain/terminal"
@@ -35,11 +37,23 @@ func newExecCmd() *cobra.Command {
 		Long: `Run CMD with exactly ARGs (no shell in between) in a new terminal on the
 daemon, write its output to stdout as it comes, and exit with its exit code
 (128 when a signal killed it). On pipes (the default) stdout and stderr arrive
-merged; --pty runs it on a pseudoterminal sized like this one. Standard input
-is not forwarded.
+merged; --pty runs it on a pseudoterminal sized like this one.
 
-Ctrl-C once sends an interrupt to the command; a second Ctrl-C, or SIGTERM,
-stops waiting. The terminal is disposed of afterwards unless --keep is given
+CMD starts in this shell's current directory when the daemon runs on this
+machine (its URL is a loopback address), as make or a script would expect;
+on a daemon elsewhere it starts in the daemon's own directory, since this
+one's path means nothing there. --cwd picks another; a directory that does
+not exist here is refused before anything starts.
+
+When standard input is a terminal, what is typed there goes to the command:
+with --pty this terminal is put in raw mode, so every key goes through as it
+is pressed (q quits htop, Ctrl-C interrupts the command itself), as with
+ssh -t; on pipes, line by line. Input that is not a terminal (a pipe, a
+file) is not forwarded: the daemon cannot end a command's input, so a
+command reading it would never see its end.
+
+On pipes, Ctrl-C once sends an interrupt to the command; a second Ctrl-C, or
+SIGTERM, stops waiting. The terminal is disposed of afterwards unless --keep is given
 (then attach to it, or see it with ls).
 
 If stdout is read so slowly that the daemon drops exec for falling behind,
@@ -61,7 +75,7 @@ incomplete, disposes of the terminal (unless --keep) and exits 1.`,
 	// Everything after the command belongs to it, flags included.
 	cmd.Flags().SetInterspersed(false)
 	cmd.Flags().BoolVar(&opts.pty, "pty", false, "run the command on a pseudoterminal instead of pipes")
-	cmd.Flags().StringVar(&opts.cwd, "cwd", "", "start directory on the daemon's machine (default: the daemon's own); a relative path is made absolute here")
+	cmd.Flags().StringVar(&opts.cwd, "cwd", "", "start directory on the daemon's machine (default: this directory when the daemon is on this machine, else the daemon's own); a relative path is made absolute here")
 	cmd.Flags().BoolVar(&opts.keep, "keep", false, "keep the terminal after the command ends instead of disposing of it")
 	cmd.Flags().StringArrayVarP(&opts.env, "env", "e", nil, "add NAME=VALUE to the command's environment (repeatable)")
 	addRemoteFlags(cmd)
@@ -81,11 +95,11 @@ func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) erro
 		spawn.Env[name] = value
 	}
 	params := client.CreateParams{Name: strings.Join(argv, " "), Spawn: spawn}
-	if opts.cwd != "" {
-		dir, err := filepath.Abs(opts.cwd)
-		if err != nil {
-			return fmt.Errorf("--cwd %s: %w", opts.cwd, err)
-		}
+	dir, err := startDirectory(opts.cwd, isLocal(r.url))
+	if err != nil {
+		return err
+	}
+	if dir != "" {
 		params.CWD = terminal.URIFromPath(dir)
 	}
 	out := cmd.OutOrStdout()
@@ -93,6 +107,19 @@ func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) erro
 		if f, ok := out.(*os.File); ok {
 			params.Cols, params.Rows, _ = windowSize(int(f.Fd()))
 		}
+	}
+	// Keys are forwarded only from a terminal (see the help for why not
+	// from a pipe); under --pty it goes raw, so each key goes as pressed.
+	var keys <-chan string
+	if in, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(in.Fd())) {
+		if opts.pty {
+			old, err := term.MakeRaw(int(in.Fd()))
+			if err != nil {
+				return fmt.Errorf("cannot put this terminal in raw mode: %w", err)
+			}
+			defer func() { _ = term.Restore(int(in.Fd()), old) }()
+		}
+		keys = forwardKeys(in)
 	}
 
 	// The root command's context ends at the first Ctrl-C; exec decides
@@ -186,6 +213,14 @@ func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) erro
 				continue
 			}
 			if over, err := follow(env); over {
+				return err
+			}
+		case k, ok := <-keys:
+			if !ok {
+				keys = nil // end of input: nothing more to send
+				continue
+			}
+			if err := cur.Input(ctx, uri, k); err != nil && !ended(cur) {
 				return err
 			}
 		case sig := <-sigs:
@@ -324,4 +359,75 @@ func windowSize(fd int) (cols, rows int, ok bool) {
 		return 0, 0, false
 	}
 	return cols, rows, true
+}
+
+// startDirectory is where the command starts: --cwd made absolute (and, on
+// this machine, checked to be a directory), else this process's own
+// directory when the daemon is local, else "" for the daemon's own.
+func startDirectory(cwd string, local bool) (string, error) {
+	if cwd == "" {
+		if !local {
+			return "", nil
+		}
+		dir, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("cannot tell this directory to start the command in (%w): give --cwd", err)
+		}
+		return dir, nil
+	}
+	dir, err := filepath.Abs(cwd)
+	if err != nil {
+		return "", fmt.Errorf("--cwd %s: %w", cwd, err)
+	}
+	if !local {
+		return dir, nil
+	}
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("--cwd %s: the directory does not exist", dir)
+	case err != nil:
+		return "", fmt.Errorf("--cwd %s: %w", dir, err)
+	case !fi.IsDir():
+		return "", fmt.Errorf("--cwd %s: not a directory", dir)
+	}
+	return dir, nil
+}
+
+// isLocal says whether the daemon at rawURL runs on this machine: its host
+// is a loopback name or address.
+func isLocal(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	return host == "localhost" || strings.HasSuffix(host, ".localhost") || isLoopbackHost(host)
+}
+
+// forwardKeys reads what is typed at in and sends it on, a read at a time.
+// A character split between two reads waits for its rest: the protocol's
+// input is text, and half a character would arrive as U+FFFD. The channel
+// closes at end of input or on a read error; the reading goroutine ends
+// with the process (a read of a terminal cannot be called off).
+func forwardKeys(in io.Reader) <-chan string {
+	keys := make(chan string, 16)
+	go func() {
+		defer close(keys)
+		buf := make([]byte, 4096)
+		var held []byte
+		for {
+			n, err := in.Read(buf)
+			if n > 0 {
+				var text string
+				text, held = completeUTF8(append(held, buf[:n]...))
+				if text != "" {
+					keys <- text
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return keys
 }

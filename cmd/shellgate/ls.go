@@ -42,6 +42,11 @@ func listTerminals(cmd *cobra.Command, r remote) error {
 	if err != nil {
 		return err
 	}
+	if len(root.Terminals) == 0 {
+		// On stderr, so a script reading stdout sees an empty list.
+		fmt.Fprintln(cmd.ErrOrStderr(), "no terminals")
+		return nil
+	}
 	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "TERMINAL\tTITLE\tCLAIM\tSTATUS")
 	for _, t := range root.Terminals {

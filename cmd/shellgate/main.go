@@ -66,10 +66,14 @@ func newRootCmd() *cobra.Command {
 		Short:         "Serve terminals to people and AI agents, with a gate in front of every command",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	// cobra's default template would print "shellgate version shellgate …".
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentFlags().String("data-dir", "", "where shellgate keeps its state (default $SHELLGATE_DATA_DIR, else the per-user data directory)")
 	root.PersistentFlags().String("config", "", "a YAML config file")
 	root.AddCommand(newServeCmd())
+	root.AddCommand(newURLCmd())
 	root.AddCommand(newClassifyCmd())
 	root.AddCommand(newAuditCmd())
 	root.AddCommand(newTokenCmd())

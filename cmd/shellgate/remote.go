@@ -62,7 +62,11 @@ func resolveRemote(cmd *cobra.Command) (remote, error) {
 			return remote{}, fmt.Errorf("no token for %s: give --token or SHELLGATE_TOKEN (%v)", client.Redact(url), err)
 		}
 		if !sameDaemon(url, creds.URL) {
-			return remote{}, fmt.Errorf("no token for %s: give --token or SHELLGATE_TOKEN (%s holds a token for %s only)", client.Redact(url), where, client.Redact(creds.URL))
+			// The stored token goes to the daemon that wrote it and no
+			// other: a process listening on another port may not be ours.
+			// serve rewrites the file with its address at every start, so
+			// the daemon of this data directory always matches.
+			return remote{}, fmt.Errorf("no token for %s: %s holds the token of the daemon at %s, which is only ever sent there; drop --url to talk to that one, or give this one's token with --token or SHELLGATE_TOKEN", client.Redact(url), where, client.Redact(creds.URL))
 		}
 		return remote{url: url, token: creds.Token}, nil
 	}

@@ -46,5 +46,6 @@ func newServeCmd() *cobra.Command {
 	cmd.Flags().String("tls-cert", "", "TLS certificate file (needed to listen beyond loopback)")
 	cmd.Flags().String("tls-key", "", "TLS key file")
 	cmd.Flags().Bool("insecure", false, "allow a non-loopback address without TLS")
+	cmd.Flags().Duration("stop-grace", 5*time.Second, "on stop, how long terminals get between SIGTERM and SIGKILL (config: stop_grace)")
 	return cmd
 }

@@ -57,7 +57,9 @@ func doorAuthorizer(users ports.UserStore) func(*http.Request, string) error {
 
 // bootstrap creates the users file on first start with one admin, writes
 // the CLI's credentials and prints the token and sign-in URL once. Later
-// starts print where to find them.
+// starts keep the credentials current: a token the users file still knows
+// is written back with the URL this start listens on, so the CLI and
+// `shellgate url` follow a daemon moved to another port.
 func bootstrap(out io.Writer, cfg Config, store *userstore.Store, baseURL string) error {
 	token, created, err := store.Bootstrap("")
 	if err != nil {
@@ -68,16 +70,38 @@ func bootstrap(out io.Writer, cfg Config, store *userstore.Store, baseURL string
 		}
 		return fmt.Errorf("users file: %w", err)
 	}
-	if !created {
-		fmt.Fprintf(out, "sign in with your token: %s/#token=<token> (the CLI reads %s)\n", baseURL, credentialsPath(cfg))
+	if created {
+		if err := userstore.WriteClientCredentials(credentialsPath(cfg), baseURL, token); err != nil {
+			return fmt.Errorf("client credentials: %w", err)
+		}
+		fmt.Fprintf(out, "created %s with one admin; its token is shown this once (the CLI reads it from %s):\n  %s\n", usersPath(cfg), credentialsPath(cfg), token)
+		fmt.Fprintf(out, "sign in: %s/#token=%s\n", baseURL, token)
 		return nil
 	}
-	if err := userstore.WriteClientCredentials(credentialsPath(cfg), baseURL, token); err != nil {
-		return fmt.Errorf("client credentials: %w", err)
-	}
-	fmt.Fprintf(out, "created %s with one admin; its token is shown this once (the CLI reads it from %s):\n  %s\n", usersPath(cfg), credentialsPath(cfg), token)
-	fmt.Fprintf(out, "sign in: %s/#token=%s\n", baseURL, token)
+	fmt.Fprintln(out, refreshCredentials(cfg, store, baseURL))
 	return nil
+}
+
+// refreshCredentials rewrites the credentials file with baseURL when its
+// token is still good, and returns the line to print: how to get a sign-in
+// link, or what to do when the stored token no longer works. The token
+// itself is never printed again (it may end up in a log).
+func refreshCredentials(cfg Config, store *userstore.Store, baseURL string) string {
+	path := credentialsPath(cfg)
+	creds, err := userstore.ReadClientCredentials(path)
+	if err != nil {
+		return fmt.Sprintf("no CLI credentials (%v): sign in with a token from `shellgate token add NAME --role member` at %s/#token=TOKEN", err, baseURL)
+	}
+	p, ok := store.Lookup(creds.Token)
+	if !ok {
+		return fmt.Sprintf("%s holds a token the users file no longer knows: `shellgate token rotate ID` for the admin writes a new one there", path)
+	}
+	if creds.URL != baseURL {
+		if err := userstore.WriteClientCredentials(path, baseURL, creds.Token); err != nil {
+			return fmt.Sprintf("cannot update %s with this address (%v): give the CLI --url %s", path, err, baseURL)
+		}
+	}
+	return fmt.Sprintf("sign in: `shellgate url` prints a sign-in link for %s (the CLI reads %s)", p.ID, path)
 }
 
 // checkListen refuses an address beyond this machine without TLS, unless

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shellgate/shellgate/adapters/userstore"
+	"github.com/shellgate/shellgate/domain/access"
 )
 
 // newTokenCmd manages the users file: who may sign in, with which role.
@@ -43,7 +44,20 @@ func newTokenCmd() *cobra.Command {
 			return nil
 		},
 	}
-	add.Flags().String("role", "guest", "the role: admin, member, guest, chat_agent, automation_agent, system_agent, admin_agent, or one the users file defines")
+	add.Long = `Add a person or agent to the users file and print their new token, alone on
+stdout (so TOKEN=$(shellgate token add …) works); it is shown this once.
+
+Built-in roles:
+  admin             everything
+  member            every terminal operation, approvals, interrupt/resume, the audit log
+  viewer            watch: read every terminal, see agent sessions and what they wait on;
+                    type into none, decide none
+  guest             nothing but the list of terminals (their names, not their output)
+  chat_agent, automation_agent, system_agent, admin_agent
+                    an agent: the agent API, opening sessions up to that role
+
+A users file may define its own roles from grants such as terminal:output.`
+	add.Flags().String("role", "guest", "the role: admin, member, viewer, guest, chat_agent, automation_agent, system_agent, admin_agent, or one the users file defines")
 
 	list := &cobra.Command{
 		Use:   "list",
@@ -93,11 +107,30 @@ func newTokenCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			cfg, err := configFromFlags(cmd)
+			if err != nil {
+				return err
+			}
+			// Whose token the CLI holds is asked before the rotation,
+			// while the old token still names them.
+			path := credentialsPath(cfg)
+			creds, credsErr := userstore.ReadClientCredentials(path)
+			var holder access.Principal
+			var held bool
+			if credsErr == nil {
+				holder, held = store.Lookup(creds.Token)
+			}
 			token, err := store.Rotate(args[0])
 			if err != nil {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), token)
+			if held && holder.ID == args[0] {
+				if err := userstore.WriteClientCredentials(path, creds.URL, token); err != nil {
+					return fmt.Errorf("rotated %s, but %s still holds the old token (%w): give the CLI the token above", args[0], path, err)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "rotated %s; %s now holds the new token\n", args[0], path)
+			}
 			return nil
 		},
 	}

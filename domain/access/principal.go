@@ -17,6 +17,23 @@ type Principal struct {
 	// the token), so a sign-in made with a token since rotated or removed
 	// can be told from a current one. Empty when the directory keeps none.
 	Credential string
+	// Links name the principal's other current tokens: short-lived sign-in
+	// links (shellgate url NAME), each until it expires.
+	Links []string
+}
+
+// Holds reports whether credential is one of the principal's current
+// tokens: its own or an unexpired link.
+func (p Principal) Holds(credential string) bool {
+	if credential == p.Credential {
+		return true
+	}
+	for _, l := range p.Links {
+		if l == credential {
+			return true
+		}
+	}
+	return false
 }
 
 // MaxAgentRole returns the highest agent role (chat_agent < automation_agent

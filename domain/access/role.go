@@ -19,6 +19,7 @@ const (
 	RoleAdmin  = "admin"
 	RoleMember = "member"
 	RoleGuest  = "guest"
+	RoleViewer = "viewer"
 
 	// The agent roles of seed 002, lowest to highest privilege.
 	RoleChatAgent       = "chat_agent"
@@ -45,6 +46,8 @@ func agentRank(name string) int {
 
 // BuiltinRoles returns the roles every install has without writing any
 // down (D3). Guest holds nothing: it may sign in and see the root list.
+// Viewer watches: every terminal's output, agent sessions and what they
+// wait on, and nothing it could change.
 func BuiltinRoles() []Role {
 	grants := func(ss ...string) []Grant {
 		out := make([]Grant, len(ss))
@@ -64,6 +67,7 @@ func BuiltinRoles() []Role {
 			"audit:read",
 		)},
 		{Name: RoleGuest},
+		{Name: RoleViewer, Grants: grants("terminal:read", "agent:read", "approval:read")},
 		agent(RoleChatAgent),
 		agent(RoleAutomationAgent),
 		agent(RoleSystemAgent),

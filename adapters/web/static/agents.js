@@ -37,7 +37,7 @@ const NEEDS = Object.freeze({
  * learnt from the first answer that carries it.
  */
 export class AgentPanel {
-  constructor({ list, empty, error, note, count, token, userId, onUnauthorized }) {
+  constructor({ list, empty, error, note, count, token, userId, onUnauthorized, onChange }) {
     this.list = list;
     this.empty = empty;
     this.error = error;
@@ -46,6 +46,9 @@ export class AgentPanel {
     this.token = token;
     this.userId = userId;
     this.onUnauthorized = onUnauthorized;
+    this.onChange = onChange;
+    this.grants = null; // what the host says this person may do; null: learn from refusals
+    this.seen = null; // approval ids already shown; null before the first list
     this.timer = 0;
     this.running = false;
     this.cards = new Map(); // session_id -> {node, key}
@@ -57,6 +60,17 @@ export class AgentPanel {
     this.listRefused = null; // {grant, reason} while the list is refused
     this.detailsRefused = null; // {grant, reason, at} while details are refused
     this.refused = new Map(); // 'decide' | 'interrupt' | 'resume' -> {grant, reason}
+  }
+
+  // setGrants takes what the host says this person may do: the buttons for
+  // what it does not allow are left out rather than offered and refused.
+  setGrants(grants) {
+    this.grants = grants;
+    this.render(this.empty.textContent);
+  }
+
+  may(op) {
+    return !this.grants || this.grants.has(op);
   }
 
   start() {
@@ -118,6 +132,7 @@ export class AgentPanel {
         const sessions = Array.isArray(r.data?.sessions) ? r.data.sessions : [];
         await this.fillDetails(sessions);
         this.sessions = sessions;
+        this.listed = true; // from now on a held command not seen before is new
         this.render(sessions.length ? '' : 'No agent sessions.');
       }
     } catch (err) {
@@ -134,6 +149,7 @@ export class AgentPanel {
       this.showError('');
     }
     this.showNote();
+    this.report(); // the error and the note are drawn only now
     this.nextPollMs = next;
     if (this.running) this.timer = setTimeout(() => this.poll(), next);
   }
@@ -200,7 +216,14 @@ export class AgentPanel {
       const id = String(s.session_id);
       seen.add(id);
       if (s.pending_approval) pending++;
-      const note = this.notes.get(id);
+      let note = this.notes.get(id);
+      // A note about a decision is about that command: once another one is
+      // held (or running) it would read as the new one's outcome.
+      const holding = s.pending_approval?.approval_id ? String(s.pending_approval.approval_id) : '';
+      if (note && note.about && holding && holding !== note.about) {
+        this.notes.delete(id);
+        note = undefined;
+      }
       // Rebuild a card only when what it shows changed, so a button does
       // not vanish under the pointer every two seconds.
       const key = JSON.stringify([s, this.busy.has(id), note, refused]);
@@ -224,6 +247,26 @@ export class AgentPanel {
     }
     this.count.textContent = pending === 1 ? '1 waiting' : `${pending} waiting`;
     this.count.hidden = pending === 0;
+    // Approvals first seen now (not those there when the page loaded).
+    const fresh = [];
+    const ids = new Set();
+    for (const s of this.sessions) {
+      const p = s?.pending_approval;
+      if (!p) continue;
+      const key = String(p.approval_id || `${s.session_id}:${p.command}`);
+      ids.add(key);
+      if (this.seen && !this.seen.has(key)) fresh.push({ agent: String(p.agent_id || s.agent_id || 'an agent'), command: String(p.command ?? '') });
+    }
+    if (this.listed) this.seen = ids;
+    this.report(pending, fresh);
+  }
+
+  // report tells the page whether the panel has anything to show (it takes
+  // no room when not), how many commands wait and which are new.
+  report(pending = this.pending || 0, fresh = []) {
+    this.pending = pending;
+    const shown = this.sessions.length > 0 || !this.error.hidden || !this.note.hidden;
+    this.onChange?.({ shown, pending, fresh });
   }
 
   card(s, id, note) {
@@ -251,8 +294,9 @@ export class AgentPanel {
       const role = p.agent_role || s.agent_role || 'unknown role';
       const decide = this.refused.get('decide');
       node.append(el('section', { class: 'approval', 'data-testid': 'approval', 'aria-label': 'Pending approval' },
-        el('div', { class: 'approval-title' }, decide ? 'Waiting for approval' : 'Waiting for your approval'),
+        el('div', { class: 'approval-title' }, decide || !this.may('approval:decide') ? 'Waiting for approval' : 'Waiting for your approval'),
         el('code', { class: 'command', 'data-testid': 'approval-command' }, String(p.command ?? '')),
+        p.description ? el('p', { class: 'description', 'data-testid': 'approval-description' }, String(p.description)) : null,
         el('div', { class: 'facts' },
           el('span', { class: `badge risk-${risk.replace(/[^a-z]/g, '')}`, 'data-testid': 'approval-risk' }, `risk: ${risk}`),
           el('span', { 'data-testid': 'approval-agent' }, `agent ${agent}`),
@@ -260,9 +304,10 @@ export class AgentPanel {
           p.sandboxed === undefined ? null
             : el('span', { 'data-testid': 'approval-sandbox' }, p.sandboxed ? 'runs sandboxed' : 'runs unconfined')),
         reasons.length ? el('ul', { 'data-testid': 'approval-reasons' }, ...reasons.map((r) => el('li', {}, String(r)))) : null,
-        el('div', { class: 'actions' },
+        this.may('approval:decide') ? el('div', { class: 'actions' },
           this.button('Approve', 'approve', 'approve-button', busy, () => this.decide(id, true, p.approval_id), `Approve: ${p.command ?? ''}`, decide),
-          this.button('Deny', 'deny', 'deny-button', busy, () => this.decide(id, false, p.approval_id), `Deny: ${p.command ?? ''}`, decide)),
+          this.button('Deny', 'deny', 'deny-button', busy, () => this.decide(id, false, p.approval_id), `Deny: ${p.command ?? ''}`, decide))
+          : el('p', { class: 'note', 'data-testid': 'approval-watch-only' }, 'A person who may decide it approves or denies it; you see it as it waits.'),
         this.limit(decide, 'approve or deny commands')));
     }
 
@@ -270,11 +315,16 @@ export class AgentPanel {
     const personHasControl = state === 'user_control' || state === 'user_interrupt';
     const interrupt = this.refused.get('interrupt');
     const resume = this.refused.get('resume');
-    node.append(el('div', { class: 'actions' },
-      this.button('Interrupt', '', 'interrupt-button', busy || personHasControl, () => this.control(id, 'interrupt'),
-        'Interrupt the agent and take control', interrupt),
-      this.button('Resume', '', 'resume-button', busy || agentHasControl, () => this.control(id, 'resume'),
-        'Give control back to the agent', resume)));
+    const controls = [];
+    if (this.may('control:interrupt')) {
+      controls.push(this.button('Interrupt', '', 'interrupt-button', busy || personHasControl, () => this.control(id, 'interrupt'),
+        'Interrupt the agent and take control', interrupt));
+    }
+    if (this.may('control:resume')) {
+      controls.push(this.button('Resume', '', 'resume-button', busy || agentHasControl, () => this.control(id, 'resume'),
+        'Give control back to the agent', resume));
+    }
+    if (controls.length) node.append(el('div', { class: 'actions' }, ...controls));
     const limits = [this.limit(interrupt, 'take control from an agent'), this.limit(resume, 'give control back to an agent')];
     if (interrupt && resume && interrupt.grant === resume.grant) limits.pop();
     node.append(...limits.filter(Boolean));
@@ -308,7 +358,7 @@ export class AgentPanel {
     const body = { approved };
     if (approvalId) body.approval_id = String(approvalId);
     if (this.userId()) body.user_id = this.userId(); // optional: the host knows who signed in
-    await this.act(id, 'decide', `/sessions/${encodeURIComponent(id)}/approve`, body, (d) => {
+    await this.act(id, 'decide', `/sessions/${encodeURIComponent(id)}/approve`, body, approvalId, (d) => {
       if (!approved) return 'Denied.';
       const rc = d?.result?.return_code;
       return rc === undefined ? 'Approved.' : `Approved; the command exited with code ${rc}.`;
@@ -319,21 +369,21 @@ export class AgentPanel {
     // The seed requires user_id on interrupt; the host records the signed-in
     // person either way, so without a known name the page says where it is.
     const body = what === 'interrupt' ? { user_id: this.userId() || 'web page' } : {};
-    await this.act(id, what, `/sessions/${encodeURIComponent(id)}/${what}`, body, (d) =>
+    await this.act(id, what, `/sessions/${encodeURIComponent(id)}/${what}`, body, '', (d) =>
       d?.message ? String(d.message) : what === 'interrupt' ? 'You have control.' : 'The agent has control again.');
   }
 
   // act sends one decision or takeover. A refusal for a grant is remembered
   // for every card (grants are not per session), so the buttons it concerns
   // are disabled with the reason instead of failing again.
-  async act(id, what, path, body, describeOk) {
+  async act(id, what, path, body, about, describeOk) {
     this.busy.add(id);
     this.render(this.empty.textContent);
     let note;
     try {
       const r = await this.call('POST', path, body);
       if (r.ok) {
-        note = { kind: 'ok', text: describeOk(r.data) };
+        note = { kind: 'ok', text: describeOk(r.data), about: about ? String(about) : '' };
       } else if (isGrantRefusal(r)) {
         this.refused.set(what, refusal(r, NEEDS[what]));
       } else {

@@ -41,6 +41,7 @@ const PING_PATIENCE_MS = 10000;
  *                                        for those a reconnect replays
  *  onMissing(uris)                       channels a replay could not resume
  *  onNotification(method, params)        any other notification (e.g. auth/required)
+ *  onClosed({opened, code, reason})      the socket closed; true stops retrying
  */
 export class AhpClient {
   constructor({ url, clientId, versions, clientInfo, nextClientSeq, callbacks }) {
@@ -109,6 +110,12 @@ export class AhpClient {
       clearInterval(this.pingTimer);
       this.failPending('the connection closed');
       if (this.stopped) return;
+      // The page may know better than to retry: a token the host no
+      // longer accepts (refused at the door, or revoked: 1008).
+      if (this.cb.onClosed?.({ opened, code: ev.code, reason: ev.reason || '' })) {
+        this.stopped = true;
+        return;
+      }
       let why;
       if (!opened) {
         why = 'the host refused the connection or is not reachable (is the token right?)';
@@ -175,7 +182,7 @@ export class AhpClient {
     const got = new Set(snapshots.map((s) => s.resource));
     for (const uri of subs) if (uri !== ROOT && !got.has(uri)) this.subscriptions.delete(uri);
     this.lastHandshake = 'initialize';
-    return { snapshots, fresh: true, afterLoss };
+    return { snapshots, fresh: true, afterLoss, meta: result._meta };
   }
 
   async resume() {

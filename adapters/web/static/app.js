@@ -19,6 +19,13 @@ const KEYS = Object.freeze({
   clientId: 'shellgate.clientId',
   clientSeq: 'shellgate.clientSeq',
 });
+// Kept per browser (localStorage), not per tab: how a person likes the page
+// laid out is not a secret and should survive a new tab.
+const LAYOUT_KEYS = Object.freeze({
+  terminals: 'shellgate.collapsed.terminals',
+  agents: 'shellgate.collapsed.agents',
+});
+const GRANTS_KEY = 'shellgate/grants';
 const VERSIONS = ['1.0.0', '0.9.0'];
 const SPAWN_KEY = 'shellgate/spawn';
 const PAGE_VERSION = '1';
@@ -53,7 +60,13 @@ const ui = {
   agentError: $('agents-error'),
   agentNote: $('agents-note'),
   pendingCount: $('pending-count'),
+  notify: $('notify'),
   toast: $('toast'),
+  signinReason: $('signin-reason'),
+  sidebar: $('sidebar'),
+  agentPanel: $('agent-panel'),
+  collapseTerminals: $('collapse-terminals'),
+  collapseAgents: $('collapse-agents'),
 };
 
 // xterm.js's DOM renderer adds <style> elements at run time. The policy
@@ -115,6 +128,12 @@ function takeTokenFromFragment() {
 function signOut() {
   for (const k of Object.values(KEYS)) sessionStorage.removeItem(k);
   location.replace(location.pathname);
+}
+
+// forgetToken drops a token the host no longer accepts, so a reload shows
+// the sign-in form instead of trying it again.
+function forgetToken() {
+  for (const k of Object.values(KEYS)) sessionStorage.removeItem(k);
 }
 
 // clientId is random and kept in sessionStorage; it is reused when this tab
@@ -226,6 +245,13 @@ class App {
     this.token = tok;
     this.clientId = clientIdentity();
     this.principal = '';
+    // What the host says this person may do (shellgate/grants in
+    // initialize's _meta): a Set of operations, or null from a host that
+    // does not say, where the page learns from refusals instead.
+    this.grants = null;
+    this.pending = 0; // approvals waiting, for the tab's title
+    this.expanded = new Set(); // agent sessions whose terminals the list shows
+    this.showExited = new Set(); // agent sessions whose ended terminals it shows too
     this.terminals = [];
     this.open = null; // the terminal on screen, see openTerminal
     this.canCreate = true;
@@ -249,6 +275,7 @@ class App {
         onAction: (e, replayed) => this.onAction(e, replayed),
         onMissing: (uris) => this.onMissing(uris),
         onNotification: (m, p) => this.onNotification(m, p),
+        onClosed: (c) => this.onClosed(c),
       },
     });
     this.agents = new AgentPanel({
@@ -259,6 +286,8 @@ class App {
       count: ui.pendingCount,
       token: () => this.token,
       userId: () => this.principal,
+      onUnauthorized: () => this.checkToken(),
+      onChange: (c) => this.agentsChanged(c),
     });
   }
 
@@ -268,6 +297,10 @@ class App {
     ui.signOut.hidden = false;
     ui.newTerminal.addEventListener('click', () => this.createTerminal());
     ui.close.addEventListener('click', () => this.armClose(ui.close, this.open?.uri));
+    ui.collapseTerminals.addEventListener('click', () => this.toggleCollapsed('terminals'));
+    ui.collapseAgents.addEventListener('click', () => this.toggleCollapsed('agents'));
+    this.applyLayout();
+    this.offerNotifications();
     this.renderList();
     this.client.start();
     this.agents.start();
@@ -293,7 +326,8 @@ class App {
     this.renderHead();
   }
 
-  onSync({ snapshots }) {
+  onSync({ snapshots, meta }) {
+    this.noteGrants(meta);
     const root = snapshots.find((s) => s.resource === ROOT);
     if (root) {
       this.notePrincipal(root.state?._meta);
@@ -318,6 +352,153 @@ class App {
       const why = params.reason === 'expired' ? 'Your sign-in expired' : 'This host asks you to sign in again';
       toast(`${why}. Sign out and open a fresh sign-in link.`);
     }
+  }
+
+  // onClosed hears why the socket closed. A token the host has revoked
+  // (1008 with the reason) or refuses at the door is not retried for ever:
+  // the page returns to the sign-in form and says why. A socket that never
+  // opened may be a refused token or a host that is down; the REST API's
+  // answer to the same token tells them apart.
+  onClosed({ opened, code, reason }) {
+    if (opened && code === 1008 && /revoked/i.test(reason)) {
+      this.signedOutByHost(`The host ended your sign-in: ${reason}.`);
+      return true;
+    }
+    if (!opened) this.checkToken();
+    return false;
+  }
+
+  async checkToken() {
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      const resp = await fetch('/api/agent-terminal/sessions', {
+        headers: { Authorization: `Bearer ${this.token}` }, cache: 'no-store', credentials: 'omit', redirect: 'error',
+      });
+      if (resp.status === 401) {
+        this.signedOutByHost('The host does not accept this token: it was rotated or removed, or it is mistyped. Sign in with a current one (shellgate url prints a fresh link).');
+      }
+    } catch {
+      // The host is not reachable: the connection keeps retrying.
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  signedOutByHost(reason) {
+    this.client.stop();
+    this.agents.stop();
+    forgetToken();
+    showSignIn(reason);
+  }
+
+  // noteGrants takes what the host says this person may do; the page then
+  // offers only that (no button it would refuse, banners in plain words).
+  noteGrants(meta) {
+    const g = meta?.[GRANTS_KEY];
+    if (!g || !Array.isArray(g.operations)) return;
+    this.grants = new Set(g.operations.map(String));
+    if (typeof g.principal === 'string' && g.principal) {
+      this.principal = g.principal;
+      show(ui.who, `signed in as ${this.principal}`);
+    }
+    this.canCreate = this.may('terminal:create');
+    ui.newTerminal.hidden = !this.canCreate;
+    this.agents.setGrants(this.grants);
+    show(ui.listBanner, this.roleText());
+    this.renderList();
+    this.renderHead();
+  }
+
+  // may says whether this person may do op: as the host said, or, from a
+  // host that does not say, yes until it refuses.
+  may(op) {
+    return !this.grants || this.grants.has(op);
+  }
+
+  // roleText says in plain words what this person's role leaves out of the
+  // terminals, or '' when nothing.
+  roleText() {
+    if (!this.grants) return '';
+    if (!this.may('terminal:output')) {
+      return 'Your role shows which terminals there are, but not what runs in them.';
+    }
+    const cannot = [];
+    if (!this.may('terminal:input')) cannot.push('type into them');
+    if (!this.may('terminal:create')) cannot.push('open new ones');
+    if (!this.may('terminal:dispose')) cannot.push('close them');
+    if (!cannot.length) return '';
+    const list = cannot.length === 1 ? cannot[0] : `${cannot.slice(0, -1).join(', ')} or ${cannot.at(-1)}`;
+    return `You can watch every terminal here; your role does not let you ${list}.`;
+  }
+
+  // -- layout --
+
+  toggleCollapsed(panel) {
+    const key = LAYOUT_KEYS[panel];
+    if (localStorage.getItem(key) === '1') localStorage.removeItem(key);
+    else localStorage.setItem(key, '1');
+    this.applyLayout();
+  }
+
+  applyLayout() {
+    const left = localStorage.getItem(LAYOUT_KEYS.terminals) === '1';
+    const right = localStorage.getItem(LAYOUT_KEYS.agents) === '1';
+    ui.workspace.classList.toggle('left-collapsed', left);
+    ui.workspace.classList.toggle('right-collapsed', right);
+    ui.sidebar.classList.toggle('collapsed', left);
+    ui.agentPanel.classList.toggle('collapsed', right);
+    ui.collapseTerminals.textContent = left ? '»' : '«';
+    ui.collapseTerminals.setAttribute('aria-expanded', String(!left));
+    ui.collapseTerminals.title = left ? 'Show the terminal list' : 'Hide the terminal list';
+    ui.collapseAgents.textContent = right ? '«' : '»';
+    ui.collapseAgents.setAttribute('aria-expanded', String(!right));
+    ui.collapseAgents.title = right ? 'Show the agent sessions' : 'Hide the agent sessions';
+  }
+
+  // agentsChanged hears from the agent panel: whether it has anything to
+  // show (it takes no width when not), how many approvals wait (the tab's
+  // title says so) and which ones are new (a notification, if allowed).
+  agentsChanged({ shown, pending, fresh }) {
+    ui.workspace.classList.toggle('no-agents', !shown);
+    this.pending = pending;
+    this.sessionsById = new Map(this.agents.sessions.map((x) => [String(x.session_id), x]));
+    this.renderTitle();
+    // The list names each session's agent; rebuilt only when those change,
+    // so a poll does not throw away a close button's "Click again".
+    const names = JSON.stringify([...this.sessionsById].map(([id, x]) => [id, x.agent_id]));
+    if (names !== this.agentNames) {
+      this.agentNames = names;
+      this.renderList();
+    }
+    for (const f of fresh) this.notifyApproval(f);
+  }
+
+  offerNotifications() {
+    if (!('Notification' in window) || Notification.permission !== 'default') return;
+    ui.notify.hidden = false;
+    ui.notify.addEventListener('click', async () => {
+      try {
+        await Notification.requestPermission();
+      } finally {
+        ui.notify.hidden = Notification.permission === 'default';
+      }
+    });
+  }
+
+  notifyApproval({ agent, command }) {
+    if (!('Notification' in window) || Notification.permission !== 'granted') return;
+    try {
+      new Notification(`shellgate: ${agent} waits for approval`, { body: command, tag: 'shellgate-approval' });
+    } catch {
+      // Some browsers only notify from a service worker; the title still counts.
+    }
+  }
+
+  renderTitle() {
+    const o = this.open;
+    const base = o ? `${o.title} — shellgate` : 'shellgate';
+    document.title = this.pending ? `(${this.pending}) ${base}` : base;
   }
 
   notePrincipal(meta) {
@@ -358,39 +539,95 @@ class App {
       ? { uri: active.closest('[data-uri]')?.dataset.uri, testid: active.dataset.testid }
       : null;
     clear(ui.list);
+    // People's terminals first; each agent session's command terminals
+    // under one collapsed row, so a busy agent does not bury them.
+    const groups = new Map();
     for (const t of this.terminals) {
-      const lc = lifecycleOf(t);
-      const current = this.open && this.open.uri === t.resource;
-      const title = t.title || t.resource;
-      const openBtn = el('button', {
-        class: 'row-open', type: 'button', 'data-testid': 'terminal-open', 'aria-label': `Open terminal ${title}`,
-      }, title);
-      openBtn.addEventListener('click', () => this.openTerminal(t.resource));
-      const closeBtn = el('button', {
-        class: 'btn danger small', type: 'button', 'data-testid': 'terminal-close', 'aria-label': `Close terminal ${title}`,
-      }, 'Close');
-      closeBtn.addEventListener('click', () => this.armClose(closeBtn, t.resource));
-      this.closable(closeBtn);
-      const li = el('li', {
-        class: 'terminal-row', 'data-testid': 'terminal-row', 'data-uri': t.resource,
-        'data-status': lc.status, 'aria-current': current ? 'true' : 'false',
-      },
-      openBtn,
-      el('span', { class: statusClass(lc), 'data-testid': 'terminal-row-status' }, statusText(lc)),
-      el('div', { class: 'meta', title: t.resource }, `${this.claimText(t.claim)} · ${t.resource}`),
-      closeBtn);
-      ui.list.append(li);
+      const session = t.claim?.kind === 'session' ? String(t.claim.session || '') : '';
+      if (!session) {
+        ui.list.append(this.row(t));
+        continue;
+      }
+      if (!groups.has(session)) groups.set(session, []);
+      groups.get(session).push(t);
     }
+    for (const [session, list] of groups) ui.list.append(this.group(session, list));
     ui.listEmpty.hidden = this.terminals.length > 0;
     if (refocus && refocus.uri && refocus.testid) {
       ui.list.querySelector(`[data-uri="${CSS.escape(refocus.uri)}"] [data-testid="${CSS.escape(refocus.testid)}"]`)?.focus();
     }
   }
 
+  row(t) {
+    const lc = lifecycleOf(t);
+    const current = this.open && this.open.uri === t.resource;
+    const title = t.title || t.resource;
+    const openBtn = el('button', {
+      class: 'row-open', type: 'button', 'data-testid': 'terminal-open', 'aria-label': `Open terminal ${title}`,
+    }, title);
+    openBtn.addEventListener('click', () => this.openTerminal(t.resource));
+    let closeBtn = null;
+    if (this.may('terminal:dispose')) {
+      closeBtn = el('button', {
+        class: 'btn danger small', type: 'button', 'data-testid': 'terminal-close', 'aria-label': `Close terminal ${title}`,
+      }, 'Close');
+      closeBtn.addEventListener('click', () => this.armClose(closeBtn, t.resource));
+      this.closable(closeBtn);
+    }
+    return el('li', {
+      class: 'terminal-row', 'data-testid': 'terminal-row', 'data-uri': t.resource,
+      'data-status': lc.status, 'aria-current': current ? 'true' : 'false',
+    },
+    openBtn,
+    el('span', { class: statusClass(lc), 'data-testid': 'terminal-row-status' }, statusText(lc)),
+    el('div', { class: 'meta', title: t.resource }, `${this.claimText(t.claim)} · ${t.resource}`),
+    closeBtn);
+  }
+
+  // group is one agent session's terminals: a row that says how many and
+  // how many run, opened on a click; ended ones stay behind a count.
+  group(session, list) {
+    const id = session.replace(/^ahp-session:\/?/, '');
+    const info = this.sessionsById?.get(id);
+    const running = list.filter((t) => lifecycleOf(t).status === 'running');
+    const ended = list.length - running.length;
+    const open = this.expanded.has(session) || list.some((t) => this.open?.uri === t.resource);
+    const label = `${info?.agent_id ? `agent ${info.agent_id}` : 'agent session'} · ${list.length} command${list.length === 1 ? '' : 's'}${running.length ? `, ${running.length} running` : ''}`;
+    const toggle = el('button', {
+      class: 'group-toggle', type: 'button', 'data-testid': 'agent-group-toggle', 'aria-expanded': String(open), title: session,
+    }, `${open ? '▾' : '▸'} ${label}`);
+    toggle.addEventListener('click', () => {
+      if (this.expanded.has(session)) this.expanded.delete(session);
+      else this.expanded.add(session);
+      this.renderList();
+    });
+    const li = el('li', { class: 'terminal-group', 'data-testid': 'agent-group', 'data-session': session }, toggle);
+    if (!open) return li;
+    const showEnded = this.showExited.has(session);
+    const rows = el('ul', { class: 'terminal-list nested' });
+    for (const t of list) {
+      if (showEnded || lifecycleOf(t).status === 'running' || this.open?.uri === t.resource) rows.append(this.row(t));
+    }
+    li.append(rows);
+    if (ended && !showEnded) {
+      const more = el('button', { class: 'btn ghost small', type: 'button', 'data-testid': 'agent-group-exited' },
+        `${ended} ended — show`);
+      more.addEventListener('click', () => {
+        this.showExited.add(session);
+        this.renderList();
+      });
+      li.append(more);
+    }
+    return li;
+  }
+
   claimText(claim) {
     if (!claim) return 'unclaimed';
     if (claim.kind === 'client') return claim.clientId === this.clientId ? 'you (this tab)' : `client ${claim.clientId}`;
-    if (claim.kind === 'session') return `agent session ${claim.session}`;
+    if (claim.kind === 'session') {
+      const info = this.sessionsById?.get(String(claim.session || '').replace(/^ahp-session:\/?/, ''));
+      return info?.agent_id ? `agent ${info.agent_id}` : `agent session ${claim.session}`;
+    }
     return String(claim.kind);
   }
 
@@ -398,12 +635,15 @@ class App {
   // process for everyone watching.
   armClose(button, uri) {
     if (!uri || this.refusals.dispose) return;
+    const label = button === ui.close ? 'Close terminal' : 'Close';
     if (button.dataset.armed === uri) {
+      // Back to its own label at once: the terminal is being closed, and a
+      // button left saying "Click again" would offer to close the next one.
       delete button.dataset.armed;
+      button.textContent = label;
       this.disposeTerminal(uri);
       return;
     }
-    const label = button.textContent;
     button.dataset.armed = uri;
     button.textContent = 'Click again to close';
     setTimeout(() => {
@@ -534,9 +774,9 @@ class App {
       sent: '', // the size this page last asked for, "COLSxROWS"
       probe: 0, // clientSeq of the empty input that asks whether this person may type; 0 once answered
       isPty: true,
-      canType: true,
-      canResize: true,
-      watchable: true,
+      canType: this.may('terminal:input'),
+      canResize: this.may('terminal:resize'),
+      watchable: this.may('terminal:output'),
       subscribed: false,
       gone: false,
       readOnly: '',
@@ -549,6 +789,12 @@ class App {
     ui.screen.classList.remove('readonly');
     this.renderHead();
     this.renderList();
+    if (!o.watchable) {
+      this.setReadOnly(o, 'your role shows this terminal in the list, but not its screen');
+      this.showScreen(false, 'Your role does not let you watch terminals.');
+      return;
+    }
+    if (!o.canType) this.setReadOnly(o, 'you can watch this terminal, but not type into it');
     await this.subscribeOpen(o);
   }
 
@@ -596,7 +842,7 @@ class App {
     this.writeReplayed(snapshotText(s));
     this.renderHead();
     o.probe = 0;
-    if (o.lifecycle.status === 'running' && o.canType) {
+    if (o.lifecycle.status === 'running' && o.canType && !this.grants) {
       // An empty input changes nothing on the host; its echo says whether
       // this person may type here (a refusal carries the reason). Until it
       // is answered the view fits the pane but its size is not sent: a
@@ -633,6 +879,7 @@ class App {
   // someone else resized the terminal).
   follow() {
     const o = this.open;
+    if (this.term) ui.screen.dataset.viewSize = `${this.term.cols}x${this.term.rows}`; // when no resize follows
     if (!o || !o.cols || !o.rows || (this.term.cols === o.cols && this.term.rows === o.rows)) return;
     this.following = true;
     try {
@@ -791,17 +1038,17 @@ class App {
       show(ui.claim, '');
       show(ui.readonly, '');
       show(ui.note, '');
-      document.title = 'shellgate';
+      this.renderTitle();
       return;
     }
     ui.title.textContent = o.title;
     ui.title.title = o.uri;
-    document.title = `${o.title} — shellgate`;
+    this.renderTitle();
     ui.status.hidden = false;
     ui.status.textContent = o.gone ? 'closed' : statusText(o.lifecycle);
     ui.status.className = o.gone ? 'badge exited' : statusClass(o.lifecycle);
     show(ui.claim, o.claim ? `claimed by ${this.claimText(o.claim)}` : '');
-    ui.close.hidden = o.gone;
+    ui.close.hidden = o.gone || !this.may('terminal:dispose');
     this.closable(ui.close);
     show(ui.readonly, o.readOnly ? `Read-only: ${o.readOnly}` : '');
     let note = o.note;
@@ -811,10 +1058,11 @@ class App {
   }
 }
 
-function showSignIn() {
+function showSignIn(reason = '') {
   ui.workspace.hidden = true;
   ui.signOut.hidden = true;
   ui.signin.hidden = false;
+  show(ui.signinReason, reason);
   ui.conn.textContent = 'signed out';
   ui.conn.dataset.state = 'offline';
   ui.tokenInput.focus();
