@@ -1,0 +1,4 @@
+package ssh
+
+// StartScript is startScript, for tests.
+var StartScript = startScript
