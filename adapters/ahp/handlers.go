@@ -396,6 +396,7 @@ type spawnMeta struct {
 	Args    []string          `json:"args"`
 	Env     map[string]string `json:"env"`
 	PTY     *bool             `json:"pty"`
+	Host    *string           `json:"host"`
 }
 
 func (c *conn) createTerminal(ctx context.Context, m message) (any, *Error) {
@@ -441,7 +442,7 @@ func (c *conn) createTerminal(ctx context.Context, m message) (any, *Error) {
 		if raw, ok := meta[SpawnMetaKey]; ok {
 			var sm spawnMeta
 			if err := json.Unmarshal(raw, &sm); err != nil {
-				return nil, invalidParams(`_meta["%s"] must be {command?: string, args?: [string], env?: {NAME: string}, pty?: bool}: %v`, SpawnMetaKey, err)
+				return nil, invalidParams(`_meta["%s"] must be {command?: string, args?: [string], env?: {NAME: string}, pty?: bool, host?: string}: %v`, SpawnMetaKey, err)
 			}
 			if sm.Command != nil {
 				spec.Command = *sm.Command
@@ -459,6 +460,9 @@ func (c *conn) createTerminal(ctx context.Context, m message) (any, *Error) {
 			sort.Strings(spec.Env)
 			if sm.PTY != nil {
 				spec.PTY = *sm.PTY
+			}
+			if sm.Host != nil {
+				spec.Host = *sm.Host
 			}
 		}
 	}
@@ -483,6 +487,8 @@ func createError(channel string, err error) *Error {
 		return invalidParams("cwd must be a file: URI or an absolute path")
 	case errors.Is(err, terminals.ErrClosing):
 		return errorf(CodeInternalError, "%s", terminals.ErrClosing.Error())
+	case errors.Is(err, terminals.ErrUnknownHost):
+		return invalidParams(`_meta["%s"].host: %v`, SpawnMetaKey, err)
 	}
 	return errorf(CodeInternalError, "Could not open %s: %v", channel, err)
 }

@@ -184,13 +184,23 @@ type wireTerminalInfo struct {
 	Claim     wireClaim      `json:"claim"`
 	Lifecycle *wireLifecycle `json:"lifecycle,omitempty"`
 	ExitCode  *int           `json:"exitCode,omitempty"`
+	// Meta carries shellgate/host (HostMetaKey): the machine the terminal
+	// runs on.
+	Meta map[string]any `json:"_meta,omitempty"`
 }
+
+// HostMetaKey names, in a root list entry's _meta, the host the terminal
+// runs on ("main" for the daemon's machine).
+const HostMetaKey = "shellgate/host"
 
 func (sh shape) list(list []terminals.Info) []wireTerminalInfo {
 	out := make([]wireTerminalInfo, 0, len(list))
 	for _, t := range list {
 		info := wireTerminalInfo{Resource: t.URI, Title: t.Title, Claim: sh.claim(t.Claim)}
 		info.Lifecycle, info.ExitCode = sh.exit(t.Lifecycle)
+		if t.Host != "" {
+			info.Meta = map[string]any{HostMetaKey: t.Host}
+		}
 		out = append(out, info)
 	}
 	return out

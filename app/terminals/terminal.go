@@ -14,12 +14,14 @@ import (
 
 // Terminal is one live terminal.
 type Terminal struct {
-	uri   string
-	host  *Host
-	isPty bool
-	tap   func(Stream, []byte) // Spec.OnOutput; nil when nobody taps
-	marks *markReader          // pty terminals only; nil on pipes
-	title *titles              // pty terminals only; nil on pipes
+	uri  string
+	host *Host
+	// machine is the host the process runs on (ports.MainHost for this one).
+	machine string
+	isPty   bool
+	tap     func(Stream, []byte) // Spec.OnOutput; nil when nobody taps
+	marks   *markReader          // pty terminals only; nil on pipes
+	title   *titles              // pty terminals only; nil on pipes
 	// screen is the screen model, guarded by the hub's lock like the
 	// state it goes with. A pty terminal has one only while its program
 	// shows the alternate screen (when the host keeps models at all): on

@@ -90,6 +90,7 @@ func terminalsConfig(cfg Config, run runguard.Run) terminals.Config {
 		Dir:             dir,
 		ScrollbackLimit: cfg.ScrollbackChars,
 		StopGrace:       cfg.StopGrace,
+		RemoteShells:    remoteShells(cfg),
 	}
 	if cfg.ScreenModel {
 		tc.Screens = screen.New()
@@ -181,6 +182,7 @@ type muxParams struct {
 	Metrics *metrics.Metrics
 	Sandbox ports.Sandbox
 	Users   ports.UserStore
+	Hosts   *remoteHosts
 	Routes  []Route `group:"routes"`
 }
 
@@ -208,14 +210,17 @@ func newMux(p muxParams) *http.ServeMux {
 	for _, r := range p.Routes {
 		mux.Handle(r.Pattern, r.Handler)
 	}
-	health, _ := json.Marshal(struct {
-		Status  string        `json:"status"`
-		Sandbox sandboxHealth `json:"sandbox"`
-	}{"ok", healthOf(p.Config, p.Sandbox.Status())})
+	sandbox := healthOf(p.Config, p.Sandbox.Status())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		health, _ := json.Marshal(struct {
+			Status  string        `json:"status"`
+			Sandbox sandboxHealth `json:"sandbox"`
+			Hosts   []hostHealth  `json:"hosts"`
+		}{"ok", sandbox, hostsHealth(p.Hosts)})
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(append(health, '\n'))
 	})
+	m.WatchHosts(func() []metrics.HostState { return hostStates(p.Hosts) })
 	mux.Handle("GET /metrics", signedIn(m.Handler(), p.Users, p.Config.MetricsPublic))
 	mux.Handle("/", ws)
 	return mux
