@@ -103,7 +103,7 @@ func TestExecExitsWithTheCommandsCodeAfterStreamingItsOutput(t *testing.T) {
 	uri := regexp.MustCompile(`kept (ahp-terminal:/\S+)`).FindStringSubmatch(kept.stderr)
 	require.NotNil(t, uri, kept.stderr)
 	list = cli(t, d.remoteEnv(), "ls")
-	require.Regexp(t, regexp.QuoteMeta(uri[1])+`\s+sh -c exit 4\s+client \S+\s+exited 4\n`, list.stdout)
+	require.Regexp(t, regexp.QuoteMeta(uri[1])+`\s+sh -c exit 4\s+main\s+client \S+\s+exited 4\n`, list.stdout)
 }
 
 func TestClientCommandsShowTheDaemonsRefusalButNeverTheToken(t *testing.T) {
@@ -137,7 +137,7 @@ func TestLsListsTerminalsWithTheCredentialsServeWrote(t *testing.T) {
 	d := startDaemonIn(t, dataDir) // first start: writes credentials.json
 	res := cli(t, nil, "ls", "--data-dir", dataDir)
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Equal(t, "TERMINAL  TITLE  CLAIM  STATUS\n", res.stdout)
+	require.Equal(t, "TERMINAL  TITLE  HOST  CLAIM  STATUS\n", res.stdout)
 
 	creds := readCreds(t, dataDir)
 	c := d.dial(t, ahpclient.DialOptions{Token: creds})
@@ -148,7 +148,7 @@ func TestLsListsTerminalsWithTheCredentialsServeWrote(t *testing.T) {
 
 	res = cli(t, []string{"SHELLGATE_DATA_DIR=" + dataDir}, "ls")
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Regexp(t, `(?m)^ahp-terminal:/listed\s+build \\x1b\[31mbox\s+client lister\s+running$`, res.stdout,
+	require.Regexp(t, `(?m)^ahp-terminal:/listed\s+build \\x1b\[31mbox\s+main\s+client lister\s+running$`, res.stdout,
 		"a title cannot send escape sequences to the reader's terminal")
 }
 
@@ -664,7 +664,7 @@ func TestExecReadSlowlyResumesAndDeliversAllItsOutput(t *testing.T) {
 
 	list := cli(t, d.remoteEnv(), "ls")
 	require.Equal(t, 0, list.code, list.stderr)
-	require.Equal(t, "TERMINAL  TITLE  CLAIM  STATUS\n", list.stdout, "no terminal is left behind")
+	require.Equal(t, "TERMINAL  TITLE  HOST  CLAIM  STATUS\n", list.stdout, "no terminal is left behind")
 }
 
 // waitExited waits until the root list, as watcher sees it, shows uri (or,

@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -113,8 +115,17 @@ func TestServerGoneMidCommandEndsItWithAReasonAndTheHostRecovers(t *testing.T) {
 	initialize(t, watcher, "ana", ahpclient.RootChannel)
 	done := make(chan map[string]any, 1)
 	go func() {
-		_, ran := g.api(t, "autobot", "POST", execPath, map[string]any{"command": "echo started; sleep 1000"})
-		done <- ran
+		// Not g.api: require must not stop the test from this goroutine.
+		raw, _ := json.Marshal(map[string]any{"command": "echo started; sleep 1000"})
+		req, _ := http.NewRequestWithContext(ctxT(t), "POST", "http://"+g.addr+execPath, strings.NewReader(string(raw)))
+		req.Header.Set("Authorization", "Bearer "+g.tokens["autobot"])
+		req.Header.Set("Content-Type", "application/json")
+		out := map[string]any{}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = json.NewDecoder(resp.Body).Decode(&out)
+			resp.Body.Close()
+		}
+		done <- out
 	}()
 	env, err := watcher.WaitAction(ctxT(t), func(e ahpclient.Envelope) bool {
 		for _, ti := range e.View().Terminals {
@@ -204,4 +215,32 @@ func TestPersonsPTYTerminalOnAnSSHHostTypesResizesAndInterrupts(t *testing.T) {
 	out, err := c.WaitOutput(ctx, uri, "after-42")
 	require.NoError(t, err)
 	require.NotContains(t, out, "not-interrupted", "^C ended the remote sleep and the line")
+}
+
+func TestCLIExecRunsOnAHostAndHostsListsIt(t *testing.T) {
+	g, s := startHostsDaemon(t)
+	env := []string{"SHELLGATE_URL=http://" + g.addr, "SHELLGATE_TOKEN=" + g.tokens["ana"]}
+
+	res := cli(t, env, "exec", "--host", "frontend", "--cwd", "/", "--", "sh", "-c", `echo "in $(pwd) over $SSH_CONNECTION"; exit 4`)
+
+	require.Equal(t, 4, res.code, res.stderr)
+	require.Regexp(t, `^in / over 127\.0\.0\.1 `, res.stdout)
+
+	kept := cli(t, env, "exec", "--keep", "--host", "frontend", "--", "true")
+	require.Equal(t, 0, kept.code, kept.stderr)
+	list := cli(t, env, "ls")
+	require.Regexp(t, `(?m)\s+true\s+frontend\s+client \S+\s+exited 0$`, list.stdout)
+
+	hosts := cli(t, env, "hosts")
+	require.Equal(t, 0, hosts.code, hosts.stderr)
+	require.Regexp(t, `(?m)^main\s+\(this machine\)\s+up\s`, hosts.stdout)
+	require.Regexp(t, `(?m)^frontend\s+`+regexp.QuoteMeta(s.Addr)+`\s+up\s+[0-9.]+ ms\s+\d+\s+-$`, hosts.stdout)
+
+	require.NoError(t, s.Kill())
+	// The daemon learns of the drop from its connection's end.
+	require.Eventually(t, func() bool {
+		return hostHealth(t, g.healthz(t), "frontend")["connected"] == false
+	}, patience, 10*time.Millisecond)
+	hosts = cli(t, env, "hosts")
+	require.Regexp(t, `(?m)^frontend\s+\S+\s+down\s.*connection`, hosts.stdout)
 }
