@@ -137,6 +137,9 @@ type hostHealth struct {
 	LastError string  `json:"last_error,omitempty"`
 	RoundTrip float64 `json:"round_trip_ms,omitempty"`
 	Terminals int     `json:"terminals"`
+	// Connections counts the SSH connections to the host (more than one
+	// when its server limits sessions per connection).
+	Connections int `json:"connections"`
 }
 
 // hostsHealth lists main (always up: it is this daemon) and each host.
@@ -145,7 +148,7 @@ func hostsHealth(r *remoteHosts) []hostHealth {
 	for _, h := range r.health() {
 		out = append(out, hostHealth{
 			Name: h.Name, Addr: h.Addr, Connected: h.Connected, LastError: h.LastError,
-			RoundTrip: float64(h.RoundTrip.Microseconds()) / 1000, Terminals: h.Sessions,
+			RoundTrip: float64(h.RoundTrip.Microseconds()) / 1000, Terminals: h.Sessions, Connections: h.Connections,
 		})
 	}
 	return out

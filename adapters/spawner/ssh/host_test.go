@@ -123,3 +123,25 @@ func TestSSHSessionsShareOneConnection(t *testing.T) {
 	require.Equal(t, conns[0], conns[1], "the same client port: one connection")
 	require.Equal(t, conns[0], conns[2])
 }
+
+func TestSSHMoreTerminalsThanTheServersMaxSessionsOpenMoreConnections(t *testing.T) {
+	s := sshtest.StartWith(t, sshtest.Options{MaxSessions: 2})
+	sp := ownSpawner(t, s)
+	h := contract.Shell(func(*testing.T) ports.Spawner { return sp }, false)
+	conns := map[string]bool{}
+	var procs []*contract.Proc
+	for range 5 {
+		p := contract.Start(t, h, contract.ShellSpec(`echo "from $SSH_CONNECTION"; read line; exit 0`))
+		p.WaitOutput("from ")
+		procs = append(procs, p)
+	}
+	for _, p := range procs {
+		conns[p.Output()] = true
+	}
+	require.Len(t, conns, 3, "two sessions per connection: five terminals need three")
+	require.Equal(t, 3, sp.Connections())
+	for _, p := range procs {
+		require.NoError(t, p.CloseInput())
+		require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+	}
+}

@@ -58,11 +58,11 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 	if err != nil {
 		return nil, fmt.Errorf("ssh %s: spawn %q: %w", s.cfg.Name, spec.Program, err)
 	}
-	ch, reqs, err := c.OpenChannel("session", nil)
+	ch, reqs, err := s.openSession(ctx, c)
 	if err != nil {
 		var oe *xssh.OpenChannelError
 		if errors.As(err, &oe) {
-			return nil, fmt.Errorf("ssh %s: spawn %q: the server refused a new session (%v); an OpenSSH server allows MaxSessions (10 by default) per connection, raise it in its sshd_config", s.cfg.Name, spec.Program, oe)
+			return nil, fmt.Errorf("ssh %s: spawn %q: the server refused a new session (%v) on each of %d connections; an OpenSSH server allows MaxSessions (10 by default) per connection, raise it in its sshd_config", s.cfg.Name, spec.Program, oe, MaxConnections)
 		}
 		return nil, fmt.Errorf("ssh %s: spawn %q: %w", s.cfg.Name, spec.Program, err)
 	}

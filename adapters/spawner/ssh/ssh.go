@@ -20,6 +20,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,8 +95,11 @@ type Health struct {
 	LastError string
 	// RoundTrip is the last keepalive's round trip; zero before the first.
 	RoundTrip time.Duration
-	// Sessions is how many processes the connection carries now.
+	// Sessions is how many processes the host's connections carry now.
 	Sessions int
+	// Connections is how many connections are open: the main one and any
+	// opened because the server limits sessions per connection.
+	Connections int
 }
 
 // Spawner starts processes on one host over SSH.
@@ -111,6 +115,10 @@ type Spawner struct {
 	closed    bool
 	// watching is true while the supervisor goroutine runs.
 	watching bool
+	// overflow are further connections, dialled when the server refuses
+	// the main one another session (OpenSSH's MaxSessions); each lives
+	// until it drops or the spawner closes.
+	overflow []*xssh.Client
 
 	// life ends when the spawner closes; every dial and wait of its own
 	// goroutines stops with it.
@@ -147,9 +155,13 @@ func (s *Spawner) Name() string { return s.cfg.Name }
 func (s *Spawner) Health() Health {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	conns := len(s.overflow)
+	if s.client != nil {
+		conns++
+	}
 	return Health{
 		Name: s.cfg.Name, Addr: s.cfg.Addr, Connected: s.client != nil,
-		LastError: s.lastErr, RoundTrip: s.roundTrip, Sessions: s.sessions,
+		LastError: s.lastErr, RoundTrip: s.roundTrip, Sessions: s.sessions, Connections: conns,
 	}
 }
 
@@ -219,6 +231,74 @@ func (s *Spawner) conn(ctx context.Context) (*xssh.Client, error) {
 		s.mu.Unlock()
 		return c, nil
 	}
+}
+
+// MaxConnections caps the connections to one host: the main one and its
+// overflow.
+const MaxConnections = 16
+
+// openSession opens a session channel on main, or, when the server refuses
+// it there, on an overflow connection (dialling one while under
+// MaxConnections). A server limits sessions per connection, not per user,
+// so this is how one host carries more terminals than its MaxSessions.
+func (s *Spawner) openSession(ctx context.Context, main *xssh.Client) (xssh.Channel, <-chan *xssh.Request, error) {
+	ch, reqs, err := main.OpenChannel("session", nil)
+	if !refused(err) {
+		return ch, reqs, err
+	}
+	s.mu.Lock()
+	extra := slices.Clone(s.overflow)
+	s.mu.Unlock()
+	for _, c := range extra {
+		if ch, reqs, err2 := c.OpenChannel("session", nil); !refused(err2) {
+			return ch, reqs, err2
+		}
+	}
+	s.mu.Lock()
+	full := len(s.overflow)+1 >= MaxConnections
+	s.mu.Unlock()
+	if full {
+		return nil, nil, err
+	}
+	c, derr := s.dial(ctx)
+	if derr != nil {
+		return nil, nil, s.downError(derr.Error())
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = c.Close()
+		return nil, nil, ErrClosed
+	}
+	s.overflow = append(s.overflow, c)
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		_ = c.Wait()
+		s.mu.Lock()
+		s.overflow = slices.DeleteFunc(s.overflow, func(o *xssh.Client) bool { return o == c })
+		s.mu.Unlock()
+	}()
+	return c.OpenChannel("session", nil)
+}
+
+// refused says err is the server declining a channel (not a broken
+// connection).
+func refused(err error) bool {
+	var oe *xssh.OpenChannelError
+	return errors.As(err, &oe)
+}
+
+// Connections is how many connections to the host are open now.
+func (s *Spawner) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.overflow)
+	if s.client != nil {
+		n++
+	}
+	return n
 }
 
 func (s *Spawner) downError(why string) error {
@@ -450,8 +530,13 @@ func (s *Spawner) Close() error {
 	s.closed = true
 	c := s.client
 	s.client = nil
+	// A clone: a dropped connection deletes itself from s.overflow in place.
+	extra := slices.Clone(s.overflow)
 	s.end()
 	s.mu.Unlock()
+	for _, o := range extra {
+		_ = o.Close()
+	}
 	var err error
 	if c != nil {
 		err = c.Close()

@@ -48,6 +48,7 @@ type Server struct {
 
 	config  string
 	hostKey ed25519.PrivateKey
+	opts    Options
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -81,8 +82,32 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
+// Options change the server's config from the defaults below.
+type Options struct {
+	// MaxSessions is sshd's sessions per connection; zero means 1000.
+	MaxSessions int
+}
+
+// StartWith is Start with opts.
+func StartWith(t testing.TB, opts Options) *Server {
+	t.Helper()
+	s, err := NewWith(t.TempDir(), opts)
+	if err != nil {
+		t.Fatalf("sshtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Errorf("sshtest: %v", err)
+		}
+	})
+	return s
+}
+
 // New writes keys and a config into dir and starts sshd; Stop ends it.
-func New(dir string) (*Server, error) {
+func New(dir string) (*Server, error) { return NewWith(dir, Options{}) }
+
+// NewWith is New with opts.
+func NewWith(dir string, opts Options) (*Server, error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
@@ -90,7 +115,10 @@ func New(dir string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{User: u.Username, Dir: dir}
+	if opts.MaxSessions == 0 {
+		opts.MaxSessions = 1000
+	}
+	s := &Server{User: u.Username, Dir: dir, opts: opts}
 	if err := s.writeKeys(); err != nil {
 		return nil, err
 	}
@@ -204,7 +232,7 @@ func (s *Server) startLocked(addr string) error {
 		"PrintMotd no",
 		"PrintLastLog no",
 		// The contract keeps 200 processes on one connection.
-		"MaxSessions 1000",
+		"MaxSessions " + strconv.Itoa(s.opts.MaxSessions),
 		"MaxStartups 100",
 		// Debian's bash reads ~/.bashrc for a command run by sshd when its
 		// shell level is under 2; the tests run as whoever runs them, and
