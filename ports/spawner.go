@@ -47,7 +47,15 @@ type SpawnSpec struct {
 	// Confine, when set, runs the process confined (see Confinement). A
 	// spawner that cannot confine refuses the spec with ErrCannotConfine.
 	Confine *Confinement
+	// Files, for another machine only, are written there (by relative
+	// path, mode 0600) into a fresh private directory before the process
+	// starts; FilesDir in Args and Env stands for that directory's path.
+	// It is how the shell integration's scripts reach a remote shell.
+	Files map[string]string
 }
+
+// FilesDir stands for the directory SpawnSpec.Files were written to.
+const FilesDir = "\x00shellgate-files\x00"
 
 // Spawner starts processes. Every implementation passes the contract suite in
 // adapters/spawner/contract.

@@ -29,6 +29,11 @@ func startHostsDaemon(t *testing.T) (*gateDaemon, *sshtest.Server) {
     identity_file: %s
     known_hosts: %s
     shell: /bin/sh
+  bashbox:
+    ssh: %[1]s@%[2]s
+    identity_file: %[3]s
+    known_hosts: %[4]s
+    shell: /bin/bash
 `, s.User, s.Addr, s.IdentityFile, s.KnownHosts)), 0o600))
 	// Started after sshd, the daemon stops (closing its connection) first.
 	return startGateDaemon(t, "--config", cfg), s
@@ -234,6 +239,7 @@ func TestCLIExecRunsOnAHostAndHostsListsIt(t *testing.T) {
 	hosts := cli(t, env, "hosts")
 	require.Equal(t, 0, hosts.code, hosts.stderr)
 	require.Regexp(t, `(?m)^main\s+\(this machine\)\s+up\s`, hosts.stdout)
+	require.Regexp(t, `(?m)^bashbox\s+`+regexp.QuoteMeta(s.Addr)+`\s+up\s`, hosts.stdout)
 	require.Regexp(t, `(?m)^frontend\s+`+regexp.QuoteMeta(s.Addr)+`\s+up\s+[0-9.]+ ms\s+\d+\s+-$`, hosts.stdout)
 
 	require.NoError(t, s.Kill())
@@ -243,4 +249,30 @@ func TestCLIExecRunsOnAHostAndHostsListsIt(t *testing.T) {
 	}, patience, 10*time.Millisecond)
 	hosts = cli(t, env, "hosts")
 	require.Regexp(t, `(?m)^frontend\s+\S+\s+down\s.*connection`, hosts.stdout)
+}
+
+func TestRemoteBashUnderAPtyReportsItsCommands(t *testing.T) {
+	g, _ := startHostsDaemon(t)
+	ctx := ctxT(t)
+	c := g.dial(t, ahpclient.DialOptions{Token: g.tokens["ana"]})
+	initialize(t, c, "ana")
+	const ch = "ahp-terminal:/remote-bash"
+	rpcErr, err := c.CreateTerminal(ctx, ahpclient.CreateParams{Channel: ch, Meta: map[string]any{
+		"shellgate/spawn": map[string]any{"pty": true, "host": "bashbox", "env": map[string]string{"PS1": "$ "}},
+	}})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	_, _, err = c.Subscribe(ctx, ch)
+	require.NoError(t, err)
+	_, err = c.WaitAction(ctx, ahpclient.Match(ch, "terminal/commandDetectionAvailable"))
+	require.NoError(t, err, "the remote shell announces command detection")
+
+	_, err = c.Dispatch(ctx, ch, ahpclient.InputAction("false\r"))
+	require.NoError(t, err)
+	e, err := c.WaitAction(ctx, ahpclient.Match(ch, "terminal/commandExecuted"))
+	require.NoError(t, err)
+	require.Equal(t, "false", *e.View().CommandLine)
+	e, err = c.WaitAction(ctx, ahpclient.Match(ch, "terminal/commandFinished"))
+	require.NoError(t, err)
+	require.Equal(t, 1, *e.View().ExitCode)
 }

@@ -262,15 +262,26 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 		args = []string{"-c", line}
 	}
 	env := h.environment(spec.Env, spec.PTY, cols, rows, remote)
+	var files map[string]string
 	if spec.PTY {
 		t.title = newTitles(t, h.clock)
 		nonce := ""
-		// The integration's scripts are files of this machine's.
-		if spec.Command == "" && h.cfg.Integration != nil && !remote {
+		switch remoteInit, _ := h.cfg.Integration.(ports.RemoteShellIntegration); {
+		case spec.Command != "" || h.cfg.Integration == nil:
+		case !remote:
 			nonce = newNonce()
 			withNonce := mergeEnv(env, []string{shellNonceEnv + "=" + nonce})
 			if a, e, ok, err := h.cfg.Integration.Prepare(program, args, withNonce); err == nil && ok {
 				args, env = a, e
+			} else {
+				nonce = ""
+			}
+		case remoteInit != nil:
+			// On another machine the scripts travel with the spec.
+			nonce = newNonce()
+			withNonce := mergeEnv(env, []string{shellNonceEnv + "=" + nonce})
+			if a, e, f, ok := remoteInit.PrepareRemote(program, args, withNonce); ok {
+				args, env, files = a, e, f
 			} else {
 				nonce = ""
 			}
@@ -285,6 +296,7 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 		Cols: uint16(cols), Rows: uint16(rows),
 		SeparateStderr: spec.OnOutput != nil && !spec.PTY,
 		Confine:        spec.Confine,
+		Files:          files,
 	})
 	if spawnErr != nil {
 		where := dir

@@ -29,6 +29,9 @@ func NewRouter(here ports.Spawner, hosts map[string]ports.Spawner) *Router {
 // dropped.
 func (r *Router) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Process, error) {
 	if spec.Host == "" || spec.Host == ports.MainHost {
+		if len(spec.Files) > 0 {
+			return nil, fmt.Errorf("spawn %q: files travel with a spec for another machine only; this machine's spawners read files from its disk", spec.Program)
+		}
 		return r.here.Spawn(ctx, spec)
 	}
 	sp, ok := r.hosts[spec.Host]

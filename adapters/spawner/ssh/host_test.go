@@ -5,12 +5,15 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	xssh "golang.org/x/crypto/ssh"
 
+	"github.com/shellgate/shellgate/adapters/shellinit"
 	"github.com/shellgate/shellgate/adapters/spawner/contract"
 	sshspawner "github.com/shellgate/shellgate/adapters/spawner/ssh"
 	"github.com/shellgate/shellgate/adapters/spawner/ssh/sshtest"
@@ -143,5 +146,35 @@ func TestSSHMoreTerminalsThanTheServersMaxSessionsOpenMoreConnections(t *testing
 	for _, p := range procs {
 		require.NoError(t, p.CloseInput())
 		require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+	}
+}
+
+func TestSSHShellIntegrationScriptsTravelWithTheSpecAndRemoveThemselves(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh"} {
+		t.Run(shell, func(t *testing.T) {
+			program, err := exec.LookPath(shell)
+			if err != nil {
+				t.Skipf("%s is not installed", shell)
+			}
+			args, env, files, ok := shellinit.PrepareRemote(program, []string{"-i"}, append(contract.ShellEnv(), "HOME="+t.TempDir()))
+			require.True(t, ok)
+			spec := ports.SpawnSpec{Program: program, Args: args, Env: env, Files: files}
+			// sshd's sessions have no TMPDIR: the directory is made in /tmp
+			// (the server is this machine, so the test can look).
+			before, err := filepath.Glob("/tmp/shellgate.*")
+			require.NoError(t, err)
+			p := contract.Start(t, harness(true), spec)
+
+			_, err = p.Write([]byte("echo up-$((6*7)); exit\n"))
+			require.NoError(t, err)
+
+			out := p.WaitEOF()
+			require.Contains(t, out, "up-42")
+			require.Contains(t, out, "\x1b]133;", "the shell reports command boundaries")
+			require.Equal(t, terminal.ExitedWith(0), p.WaitExit())
+			after, err := filepath.Glob("/tmp/shellgate.*")
+			require.NoError(t, err)
+			require.Subset(t, before, after, "the scripts' directory is gone once the shell has read them")
+		})
 	}
 }

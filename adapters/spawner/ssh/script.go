@@ -2,7 +2,10 @@ package ssh
 
 import (
 	"fmt"
+	"maps"
+	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/shellgate/shellgate/ports"
@@ -27,6 +30,20 @@ func startScript(spec ports.SpawnSpec, marker string) (string, error) {
 	fail := func(why string) string {
 		return fmt.Sprintf("{ printf '%%s error %%s\\n' %s %s; exit 127; }", quote(marker), quote(why))
 	}
+	if len(spec.Files) > 0 {
+		// A directory only this user can read, for the files (the shell
+		// integration's scripts, which remove it once read).
+		fmt.Fprintf(&b, "umask 077; d=$(mktemp -d \"${TMPDIR:-/tmp}/shellgate.XXXXXXXX\") || %s\n", fail("no private directory could be made in ${TMPDIR:-/tmp}"))
+		for _, name := range slices.Sorted(maps.Keys(spec.Files)) {
+			if name == "" || path.IsAbs(name) || strings.Contains(path.Clean(name), "..") {
+				return "", fmt.Errorf("file %q is not a relative path inside the spawn's directory", name)
+			}
+			if dir := path.Dir(name); dir != "." {
+				fmt.Fprintf(&b, "mkdir -p \"$d\"/%s\n", quote(dir))
+			}
+			fmt.Fprintf(&b, "printf '%%s' %s >\"$d\"/%s || %s\n", quote(spec.Files[name]), quote(name), fail("could not write "+name))
+		}
+	}
 	if spec.Dir != "" {
 		fmt.Fprintf(&b, "cd -- %s 2>/dev/null || %s\n", quote(spec.Dir), fail("no directory "+spec.Dir+" there (or it is not searchable)"))
 	}
@@ -35,7 +52,7 @@ func startScript(spec ports.SpawnSpec, marker string) (string, error) {
 		if !ok || !envName.MatchString(name) {
 			return "", fmt.Errorf("environment entry %q cannot be set by a remote shell; use NAME=value with a name of letters, digits and _", kv)
 		}
-		fmt.Fprintf(&b, "export %s\n", quote(kv))
+		fmt.Fprintf(&b, "export %s\n", word(kv))
 	}
 	program := quote(spec.Program)
 	if spec.Program == "" {
@@ -50,10 +67,19 @@ func startScript(spec ports.SpawnSpec, marker string) (string, error) {
 	fmt.Fprintf(&b, "printf '%%s ok %%d\\n' %s \"$$\"\n", quote(marker))
 	b.WriteString("exec " + program)
 	for _, a := range spec.Args {
-		b.WriteString(" " + quote(a))
+		b.WriteString(" " + word(a))
 	}
 	b.WriteString("\n")
 	return b.String(), nil
+}
+
+// word is quote, with ports.FilesDir standing for the files' directory.
+func word(s string) string {
+	parts := strings.Split(s, ports.FilesDir)
+	for i, p := range parts {
+		parts[i] = quote(p)
+	}
+	return strings.Join(parts, `"$d"`)
 }
 
 // quote makes s one word for a POSIX shell.
