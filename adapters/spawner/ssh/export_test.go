@@ -1,4 +1,0 @@
-package ssh
-
-// StartScript is startScript, for tests.
-var StartScript = startScript
