@@ -362,7 +362,7 @@ func TestAttachUnderARealPtyTypesResizesDetachesAndReattaches(t *testing.T) {
 	require.Equal(t, 0, first.wait(t))
 	require.Equal(t, before, termios(t, first.tty), "the local terminal is restored")
 	list := cli(t, d.remoteEnv(), "ls")
-	require.Regexp(t, `(?m)^`+regexp.QuoteMeta(uri)+`\s+sh\s+client \S+\s+running$`, list.stdout)
+	require.Regexp(t, `(?m)^`+regexp.QuoteMeta(uri)+`\s+sh\s+main\s+client \S+\s+running$`, list.stdout)
 
 	// Re-attach by id: the scrollback shows what happened before; the
 	// shell's exit ends attach with its code.

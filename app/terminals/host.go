@@ -70,6 +70,9 @@ type Config struct {
 	RemoteShells map[string]string
 }
 
+// MainHost is the host name of the daemon's own machine.
+const MainHost = ports.MainHost
+
 // ErrUnknownHost: the spec names a host the daemon has not configured.
 var ErrUnknownHost = errors.New("is not a configured host")
 
