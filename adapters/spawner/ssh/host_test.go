@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	xssh "golang.org/x/crypto/ssh"
@@ -177,4 +178,16 @@ func TestSSHShellIntegrationScriptsTravelWithTheSpecAndRemoveThemselves(t *testi
 			require.Subset(t, before, after, "the scripts' directory is gone once the shell has read them")
 		})
 	}
+}
+
+func TestSSHHostDownAtTheFirstDialIsDialledAgainInTheBackground(t *testing.T) {
+	s := sshtest.Start(t)
+	require.NoError(t, s.Kill())
+	sp := ownSpawner(t, s)
+	require.Error(t, sp.Connect(context.Background()))
+
+	require.NoError(t, s.Restart())
+
+	// Nothing asks for the host; the spawner's own redial brings it back.
+	require.Eventually(t, func() bool { return sp.Health().Connected }, contract.DefaultTimeout, 50*time.Millisecond)
 }

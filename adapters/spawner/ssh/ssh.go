@@ -214,6 +214,9 @@ func (s *Spawner) conn(ctx context.Context) (*xssh.Client, error) {
 		close(done)
 		if err != nil {
 			s.lastErr = err.Error()
+			// A host down from the first dial is dialled again in the
+			// background too, so its health shows when it is back.
+			s.superviseLocked()
 			s.mu.Unlock()
 			return nil, s.downError(err.Error())
 		}
@@ -223,11 +226,7 @@ func (s *Spawner) conn(ctx context.Context) (*xssh.Client, error) {
 			return nil, ErrClosed
 		}
 		s.client, s.lastErr = c, ""
-		if !s.watching {
-			s.watching = true
-			s.wg.Add(1)
-			go s.supervise()
-		}
+		s.superviseLocked()
 		s.mu.Unlock()
 		return c, nil
 	}
@@ -299,6 +298,17 @@ func (s *Spawner) Connections() int {
 		n++
 	}
 	return n
+}
+
+// superviseLocked starts the supervisor unless it runs or the spawner is
+// closed.
+func (s *Spawner) superviseLocked() {
+	if s.watching || s.closed {
+		return
+	}
+	s.watching = true
+	s.wg.Add(1)
+	go s.supervise()
 }
 
 func (s *Spawner) downError(why string) error {
