@@ -15,9 +15,17 @@ import (
 // signal (it never started). Signalling group 0 would hit the daemon itself.
 var ErrNoProcess = errors.New("the process has no pid to signal")
 
+// MainHost is the name that always means this machine.
+const MainHost = "main"
+
 // SpawnSpec says what to start and how. Program and Args are the exact argv;
 // quoting a caller's command into a shell line is the terminal host's job.
 type SpawnSpec struct {
+	// Host names the machine the process runs on: empty or MainHost for
+	// this one, otherwise a host of the daemon's configuration, reached over
+	// SSH. On another machine Dir and Program are that machine's, and Env
+	// is set over the environment its SSH server gives a session.
+	Host string
 	// Program is the executable (a path, or a name resolved through PATH).
 	Program string
 	// Args are the arguments after the program name.
@@ -39,7 +47,15 @@ type SpawnSpec struct {
 	// Confine, when set, runs the process confined (see Confinement). A
 	// spawner that cannot confine refuses the spec with ErrCannotConfine.
 	Confine *Confinement
+	// Files, for another machine only, are written there (by relative
+	// path, mode 0600) into a fresh private directory before the process
+	// starts; FilesDir in Args and Env stands for that directory's path.
+	// It is how the shell integration's scripts reach a remote shell.
+	Files map[string]string
 }
+
+// FilesDir stands for the directory SpawnSpec.Files were written to.
+const FilesDir = "\x00shellgate-files\x00"
 
 // Spawner starts processes. Every implementation passes the contract suite in
 // adapters/spawner/contract.

@@ -105,7 +105,7 @@ func TestExecExitsWithTheCommandsCodeAfterStreamingItsOutput(t *testing.T) {
 	uri := regexp.MustCompile(`kept (ahp-terminal:/\S+)`).FindStringSubmatch(kept.stderr)
 	require.NotNil(t, uri, kept.stderr)
 	list = cli(t, d.remoteEnv(), "ls")
-	require.Regexp(t, regexp.QuoteMeta(uri[1])+`\s+sh -c exit 4\s+client \S+\s+exited 4\n`, list.stdout)
+	require.Regexp(t, regexp.QuoteMeta(uri[1])+`\s+sh -c exit 4\s+main\s+client \S+\s+exited 4\n`, list.stdout)
 }
 
 func TestClientCommandsShowTheDaemonsRefusalButNeverTheToken(t *testing.T) {
@@ -153,7 +153,7 @@ func TestLsListsTerminalsWithTheCredentialsServeWrote(t *testing.T) {
 
 	res = cli(t, []string{"SHELLGATE_DATA_DIR=" + dataDir}, "ls")
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Regexp(t, `(?m)^ahp-terminal:/listed\s+build \\x1b\[31mbox\s+client lister\s+running$`, res.stdout,
+	require.Regexp(t, `(?m)^ahp-terminal:/listed\s+build \\x1b\[31mbox\s+main\s+client lister\s+running$`, res.stdout,
 		"a title cannot send escape sequences to the reader's terminal")
 }
 
@@ -375,7 +375,7 @@ func TestAttachUnderARealPtyTypesResizesDetachesAndReattaches(t *testing.T) {
 	require.Equal(t, 0, first.wait(t))
 	require.Equal(t, before, termios(t, first.tty), "the local terminal is restored")
 	list := cli(t, d.remoteEnv(), "ls")
-	require.Regexp(t, `(?m)^`+regexp.QuoteMeta(uri)+`\s+sh\s+client \S+\s+running$`, list.stdout)
+	require.Regexp(t, `(?m)^`+regexp.QuoteMeta(uri)+`\s+sh\s+main\s+client \S+\s+running$`, list.stdout)
 
 	// Re-attach by id: the scrollback shows what happened before; the
 	// shell's exit ends attach with its code.

@@ -399,6 +399,7 @@ type spawnMeta struct {
 	Args    []string          `json:"args"`
 	Env     map[string]string `json:"env"`
 	PTY     *bool             `json:"pty"`
+	Host    *string           `json:"host"`
 }
 
 func (c *conn) createTerminal(ctx context.Context, m message) (any, *Error) {
@@ -446,7 +447,7 @@ func (c *conn) createTerminal(ctx context.Context, m message) (any, *Error) {
 		if raw, ok := meta[SpawnMetaKey]; ok {
 			var sm spawnMeta
 			if err := json.Unmarshal(raw, &sm); err != nil {
-				return nil, invalidParams(`_meta["%s"] must be {command?: string, args?: [string], env?: {NAME: string}, pty?: bool}: %v`, SpawnMetaKey, err)
+				return nil, invalidParams(`_meta["%s"] must be {command?: string, args?: [string], env?: {NAME: string}, pty?: bool, host?: string}: %v`, SpawnMetaKey, err)
 			}
 			if sm.Command != nil {
 				spec.Command = *sm.Command
@@ -464,6 +465,9 @@ func (c *conn) createTerminal(ctx context.Context, m message) (any, *Error) {
 			sort.Strings(spec.Env)
 			if sm.PTY != nil {
 				spec.PTY = *sm.PTY
+			}
+			if sm.Host != nil {
+				spec.Host = *sm.Host
 			}
 		}
 	}
@@ -492,6 +496,8 @@ func createError(channel string, err error) *Error {
 		return &Error{Code: CodeLimitReached, Message: err.Error(), Data: map[string]any{"limit": "open_file_reserve"}}
 	case errors.Is(err, terminals.ErrClosing):
 		return errorf(CodeInternalError, "%s", terminals.ErrClosing.Error())
+	case errors.Is(err, terminals.ErrUnknownHost):
+		return invalidParams(`_meta["%s"].host: %v`, SpawnMetaKey, err)
 	}
 	return errorf(CodeInternalError, "Could not open %s: %v", channel, err)
 }

@@ -184,13 +184,24 @@ type wireTerminalInfo struct {
 	Claim     wireClaim      `json:"claim"`
 	Lifecycle *wireLifecycle `json:"lifecycle,omitempty"`
 	ExitCode  *int           `json:"exitCode,omitempty"`
+	// Meta carries shellgate/host (HostMetaKey) for a terminal on another
+	// machine.
+	Meta map[string]any `json:"_meta,omitempty"`
 }
+
+// HostMetaKey names, in a root list entry's _meta, the host a terminal on
+// another machine runs on. An entry without it runs on the daemon's own
+// machine, so every version's entry keeps its exact shape there.
+const HostMetaKey = "shellgate/host"
 
 func (sh shape) list(list []terminals.Info) []wireTerminalInfo {
 	out := make([]wireTerminalInfo, 0, len(list))
 	for _, t := range list {
 		info := wireTerminalInfo{Resource: t.URI, Title: t.Title, Claim: sh.claim(t.Claim)}
 		info.Lifecycle, info.ExitCode = sh.exit(t.Lifecycle)
+		if t.Host != "" && t.Host != terminals.MainHost {
+			info.Meta = map[string]any{HostMetaKey: t.Host}
+		}
 		out = append(out, info)
 	}
 	return out

@@ -3,6 +3,7 @@ package metrics
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -41,6 +42,49 @@ func New(host *terminals.Host) *Metrics {
 	m.registry.MustRegister(m.connections, m.bytesOut, m.slowDropped, terms,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// HostState is what the metrics show of one host reached over SSH.
+type HostState struct {
+	Name      string
+	Up        bool
+	RoundTrip time.Duration
+	Sessions  int
+}
+
+// WatchHosts reports the hosts list gives when scraped: whether each is
+// connected, its last keepalive round trip and the processes it carries.
+func (m *Metrics) WatchHosts(list func() []HostState) {
+	m.registry.MustRegister(hostCollector{list})
+}
+
+var (
+	hostUpDesc = prometheus.NewDesc("shellgate_host_up",
+		"1 while the host's SSH connection is up, 0 while it is down.", []string{"host"}, nil)
+	hostRTTDesc = prometheus.NewDesc("shellgate_host_round_trip_seconds",
+		"The last keepalive's round trip on the host's SSH connection.", []string{"host"}, nil)
+	hostSessionsDesc = prometheus.NewDesc("shellgate_host_terminals",
+		"Processes running on the host over its SSH connection now.", []string{"host"}, nil)
+)
+
+type hostCollector struct{ list func() []HostState }
+
+func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- hostUpDesc
+	ch <- hostRTTDesc
+	ch <- hostSessionsDesc
+}
+
+func (c hostCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, h := range c.list() {
+		up := 0.0
+		if h.Up {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(hostUpDesc, prometheus.GaugeValue, up, h.Name)
+		ch <- prometheus.MustNewConstMetric(hostRTTDesc, prometheus.GaugeValue, h.RoundTrip.Seconds(), h.Name)
+		ch <- prometheus.MustNewConstMetric(hostSessionsDesc, prometheus.GaugeValue, float64(h.Sessions), h.Name)
+	}
 }
 
 // Handler serves the metrics in the Prometheus text format.

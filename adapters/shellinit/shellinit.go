@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/shellgate/shellgate/ports"
 )
 
 // NonceEnv is the environment variable a caller may set to a random value
@@ -68,6 +70,44 @@ func Prepare(dir, program string, args, env []string) (newArgs, newEnv []string,
 		return args, env, false, err
 	}
 	return a, e, true, nil
+}
+
+// PrepareRemote is Prepare for a shell on another machine: the scripts
+// come back as files (ports.SpawnSpec.Files) and the rewritten arguments
+// and environment name their directory as ports.FilesDir. The bash script
+// and zsh's .zshrc, the last of each shell's startup files shellgate
+// provides, first remove that directory, so nothing is left on the host.
+func PrepareRemote(program string, args, env []string) (newArgs, newEnv []string, files map[string]string, ok bool) {
+	var rewrite func(dir string, args, env []string) ([]string, []string, bool)
+	switch filepath.Base(program) {
+	case "bash":
+		rewrite = rewriteBash
+	case "zsh":
+		rewrite = rewriteZsh
+	default:
+		return args, env, nil, false
+	}
+	a, e, ok := rewrite(ports.FilesDir, args, env)
+	if !ok {
+		return args, env, nil, false
+	}
+	files = map[string]string{}
+	for _, f := range installed {
+		body, err := scripts.ReadFile(f.src)
+		if err != nil {
+			return args, env, nil, false
+		}
+		switch f.dst {
+		case "bash/shellgate.bash":
+			// bash has read the whole file before it runs a line of it.
+			body = append([]byte("command rm -rf -- \"${BASH_SOURCE[0]%/bash/shellgate.bash}\"\n"), body...)
+		case "zsh/.zshrc":
+			// zsh reads on from the open file; the directory is done with.
+			body = append([]byte("command rm -rf -- \"${__shellgate_dir%/zsh}\"\n"), body...)
+		}
+		files[f.dst] = string(body)
+	}
+	return a, e, files, true
 }
 
 // install writes the scripts under dir unless they are already there as

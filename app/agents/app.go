@@ -22,7 +22,7 @@ import (
 )
 
 // MainHost is the host name that always means this machine (seed 002).
-const MainHost = "main"
+const MainHost = ports.MainHost
 
 // Defaults for the zero values of Config that have one.
 const (
@@ -38,10 +38,12 @@ const (
 
 // Config is the gate's setting (the agent_terminal section of the config).
 type Config struct {
-	// DefaultHost is the host a session runs on when it names none. It and
-	// MainHost are the only host names accepted; both mean this machine.
-	// Empty means MainHost.
+	// DefaultHost is the host a session runs on when it names none: one of
+	// Hosts, or another name for this machine. Empty means MainHost.
 	DefaultHost string
+	// Hosts are the other machines sessions may run on (over SSH). Their
+	// commands run unconfined: the sandbox is this machine's.
+	Hosts []string
 	// SessionTimeout ends a session (and its terminals) after this long
 	// without activity. Zero or less: sessions never expire.
 	SessionTimeout time.Duration

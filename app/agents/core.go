@@ -56,6 +56,9 @@ type entry struct {
 	// when they cannot be). Neither changes after creation.
 	workspace string
 	scope     ports.SandboxScope
+	// machine is where the session's commands run: MainHost, or one of the
+	// configured hosts.
+	machine string
 
 	mu sync.Mutex
 	s  agentsession.Session

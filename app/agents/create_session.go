@@ -3,7 +3,9 @@ package agents
 import (
 	"context"
 	"fmt"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/shellgate/shellgate/domain/access"
@@ -21,8 +23,8 @@ type CreateSessionRequest struct {
 	AgentRole string
 	// ConversationID ties the session to a chat; optional.
 	ConversationID string
-	// Host is where commands run: MainHost or the configured default host;
-	// empty means the default.
+	// Host is where commands run: MainHost, a configured host or the
+	// default host; empty means the default.
 	Host string
 	// Workspace is the absolute directory every command of the session
 	// starts in (and, sandboxed, the only one it may write); it must lie
@@ -64,7 +66,13 @@ func (h CreateSession) Handle(ctx context.Context, who Caller, req CreateSession
 	if err != nil {
 		return SessionView{}, err
 	}
-	workspace, err := c.resolveWorkspace(req.Workspace)
+	machine := c.machine(host)
+	var workspace string
+	if machine == MainHost {
+		workspace, err = c.resolveWorkspace(req.Workspace)
+	} else {
+		workspace, err = remoteWorkspace(req.Workspace)
+	}
 	if err != nil {
 		return SessionView{}, err
 	}
@@ -77,8 +85,8 @@ func (h CreateSession) Handle(ctx context.Context, who Caller, req CreateSession
 	if err != nil {
 		return SessionView{}, err
 	}
-	e := &entry{id: s.ID, created: s.CreatedAt, owner: who.Principal.ID, workspace: workspace, s: s}
-	if c.confines() && workspace != "" {
+	e := &entry{id: s.ID, created: s.CreatedAt, owner: who.Principal.ID, workspace: workspace, machine: machine, s: s}
+	if c.confines() && workspace != "" && machine == MainHost {
 		if e.scope, err = c.sandbox.NewScope(s.ID); err != nil {
 			return SessionView{}, refuseCause(ErrExecution, err, "the session's private temporary directory could not be made")
 		}
@@ -132,21 +140,46 @@ func (c *core) ownedBy(principal string) int {
 	return n
 }
 
-// host4 resolves the host a session asks for: this machine, by the name
-// MainHost or the configured default host.
+// resolveHost resolves the host a session asks for: MainHost, a
+// configured host, or the default host.
 func (c *core) resolveHost(name string) (string, error) {
 	name = strings.TrimSpace(name)
-	switch name {
-	case "":
+	switch {
+	case name == "":
 		return c.cfg.DefaultHost, nil
-	case MainHost, c.cfg.DefaultHost:
+	case name == MainHost || name == c.cfg.DefaultHost || slices.Contains(c.cfg.Hosts, name):
 		return name, nil
 	}
-	known := MainHost
-	if c.cfg.DefaultHost != MainHost {
-		known += " or " + c.cfg.DefaultHost
+	known := []string{MainHost + " (this machine)"}
+	if c.cfg.DefaultHost != MainHost && !slices.Contains(c.cfg.Hosts, c.cfg.DefaultHost) {
+		known = append(known, c.cfg.DefaultHost+" (this machine)")
 	}
-	return "", refuse(ErrUnknownHost, "host %q is not one this daemon runs commands on; use %s (this machine), or leave host out", name, known)
+	hosts := slices.Clone(c.cfg.Hosts)
+	slices.Sort(hosts)
+	known = append(known, hosts...)
+	return "", refuse(ErrUnknownHost, "host %q is not one this daemon runs commands on; use one of: %s; or leave host out for %s", name, strings.Join(known, ", "), c.cfg.DefaultHost)
+}
+
+// machine is the machine a session's host name means: a configured host,
+// or this one.
+func (c *core) machine(host string) string {
+	if slices.Contains(c.cfg.Hosts, host) {
+		return host
+	}
+	return MainHost
+}
+
+// remoteWorkspace checks the workspace a session on another machine names:
+// an absolute path there, not checked against this machine's roots; empty
+// means the remote user's home.
+func remoteWorkspace(ws string) (string, error) {
+	switch {
+	case ws == "":
+		return "", nil
+	case path.IsAbs(ws):
+		return path.Clean(ws), nil
+	}
+	return "", refuse(ErrInvalidWorkspace, "workspace %q is not an absolute path; on another host name an absolute directory there, or leave workspace out for the remote home", ws)
 }
 
 func ceilingError(p access.Principal, want policy.Role) error {

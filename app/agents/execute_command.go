@@ -367,7 +367,7 @@ func (c *core) workspaceOf(id string) string {
 // confinement is what a command of e runs under: nil when it runs
 // unconfined (the agent asked so, or the sandbox is off or unavailable).
 func (c *core) confinement(e *entry, unconfined bool) *ports.Confinement {
-	if unconfined || e.scope == nil || !c.confines() {
+	if unconfined || e.scope == nil || !c.confines() || e.machine != MainHost {
 		return nil
 	}
 	return &ports.Confinement{

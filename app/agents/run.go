@@ -103,7 +103,11 @@ func (c *core) run(ctx context.Context, cmd command) (RunResult, error) {
 		env = append(slices.Clone(agentEnv), "TMPDIR=/tmp")
 	}
 	start := c.clock.Now()
+	if cmd.e.machine != MainHost {
+		dir = cmd.e.workspace // "" is the remote home
+	}
 	term, err := c.host.Create(ctx, terminals.Spec{
+		Host: cmd.e.machine,
 		URI:  res.Terminal,
 		Name: title(cmd.agentID, cmd.n),
 		// The root list, which anyone may read, shows only the neutral

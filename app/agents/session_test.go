@@ -85,7 +85,21 @@ func TestConfiguredDefaultHostAndMainAreBothThisMachine(t *testing.T) {
 	}
 	_, err := f.app.CreateSession.Handle(ctxT(t), chatBot, agents.CreateSessionRequest{AgentID: "a", AgentRole: "chat_agent", Host: "redis"})
 	require.ErrorIs(t, err, agents.ErrUnknownHost)
-	require.ErrorContains(t, err, "main or devbox")
+	require.ErrorContains(t, err, "main (this machine), devbox (this machine)")
+}
+
+func TestConfiguredHostsAreAcceptedAndNamedWhenAHostIsUnknown(t *testing.T) {
+	f := newFixture(t, agents.Config{Hosts: []string{"frontend", "npu-worker"}})
+	v, err := f.app.CreateSession.Handle(ctxT(t), chatBot, agents.CreateSessionRequest{AgentID: "a", AgentRole: "chat_agent", Host: "frontend"})
+	require.NoError(t, err)
+	require.Equal(t, "frontend", v.Host)
+
+	_, err = f.app.CreateSession.Handle(ctxT(t), chatBot, agents.CreateSessionRequest{AgentID: "a", AgentRole: "chat_agent", Host: "redis"})
+	require.ErrorIs(t, err, agents.ErrUnknownHost)
+	require.ErrorContains(t, err, "main (this machine), frontend, npu-worker")
+
+	_, err = f.app.CreateSession.Handle(ctxT(t), chatBot, agents.CreateSessionRequest{AgentID: "a", AgentRole: "chat_agent", Host: "frontend", Workspace: "relative/dir"})
+	require.ErrorIs(t, err, agents.ErrInvalidWorkspace, "a remote workspace is an absolute path there")
 }
 
 func TestMaxConcurrentSessionsRefusesTheNextCreateUntilOneCloses(t *testing.T) {

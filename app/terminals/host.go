@@ -87,7 +87,18 @@ type Config struct {
 	// program shows the alternate screen, which its snapshot carries for
 	// viewers to draw.
 	Screens ports.Screens
+	// RemoteShells names the other machines a terminal may run on, each
+	// with the shell a terminal opens there ("" for the remote user's login
+	// shell). Their terminals get none of the daemon's environment or
+	// directory: only the caller's variables and the terminal's own.
+	RemoteShells map[string]string
 }
+
+// MainHost is the host name of the daemon's own machine.
+const MainHost = ports.MainHost
+
+// ErrUnknownHost: the spec names a host the daemon has not configured.
+var ErrUnknownHost = errors.New("is not a configured host")
 
 // Defaults.
 const (
@@ -146,8 +157,12 @@ type Spec struct {
 	Cols, Rows int
 	// Claim is the initial owner.
 	Claim terminal.Claim
-	// Shell overrides the daemon's shell (a connection's defaultShell).
+	// Shell overrides the daemon's shell (a connection's defaultShell); it
+	// is this machine's, so another host's terminal ignores it.
 	Shell string
+	// Host is the machine the terminal runs on: empty or ports.MainHost
+	// for this one, else one of Config.RemoteShells.
+	Host string
 	// Command, when set, runs once and the terminal exits with it. Without
 	// Args it is a shell line passed as-is to -c; with Args it names a
 	// program and each argument is quoted word by word.
@@ -207,7 +222,19 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	if !isTerminalURI(spec.URI) {
 		return nil, fmt.Errorf("%s %w", spec.URI, ErrBadURI)
 	}
+	remoteShell, remote := "", false
+	switch spec.Host {
+	case "", ports.MainHost:
+		spec.Host = ports.MainHost
+	default:
+		if remoteShell, remote = h.cfg.RemoteShells[spec.Host]; !remote {
+			return nil, fmt.Errorf("host %q %w; use one of %s", spec.Host, ErrUnknownHost, strings.Join(h.HostNames(), ", "))
+		}
+	}
 	dir := h.cfg.Dir
+	if remote {
+		dir = "" // the remote user's home
+	}
 	if spec.CWD != "" {
 		p, err := terminal.PathFromURI(spec.CWD)
 		if err != nil {
@@ -216,19 +243,28 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 		dir = p
 	}
 	shell := spec.Shell
-	if shell == "" {
+	switch {
+	case remote:
+		shell = remoteShell
+	case shell == "":
 		shell = h.cfg.Shell
 	}
 	title := spec.Name
 	if title == "" {
 		title = path.Base(shell)
+		if remote {
+			if shell == "" {
+				title = "shell"
+			}
+			title += "@" + spec.Host
+		}
 	}
 	cols, rows := sizeOr(spec.Cols, terminal.DefaultCols), sizeOr(spec.Rows, terminal.DefaultRows)
 
 	if err := h.checkDescriptors(spec.Reserve); err != nil {
 		return nil, err
 	}
-	t := &Terminal{uri: spec.URI, host: h, owner: spec.Owner, isPty: spec.PTY, tap: spec.OnOutput, done: make(chan struct{})}
+	t := &Terminal{uri: spec.URI, host: h, owner: spec.Owner, machine: spec.Host, isPty: spec.PTY, tap: spec.OnOutput, done: make(chan struct{})}
 	var err error
 	h.hub.Update(func(tx hub.Tx) {
 		switch {
@@ -273,15 +309,27 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 		}
 		args = []string{"-c", line}
 	}
-	env := h.environment(spec.Env, spec.PTY, cols, rows)
+	env := h.environment(spec.Env, spec.PTY, cols, rows, remote)
+	var files map[string]string
 	if spec.PTY {
 		t.title = newTitles(t, h.clock)
 		nonce := ""
-		if spec.Command == "" && h.cfg.Integration != nil {
+		switch remoteInit, _ := h.cfg.Integration.(ports.RemoteShellIntegration); {
+		case spec.Command != "" || h.cfg.Integration == nil:
+		case !remote:
 			nonce = newNonce()
 			withNonce := mergeEnv(env, []string{shellNonceEnv + "=" + nonce})
 			if a, e, ok, err := h.cfg.Integration.Prepare(program, args, withNonce); err == nil && ok {
 				args, env = a, e
+			} else {
+				nonce = ""
+			}
+		case remoteInit != nil:
+			// On another machine the scripts travel with the spec.
+			nonce = newNonce()
+			withNonce := mergeEnv(env, []string{shellNonceEnv + "=" + nonce})
+			if a, e, f, ok := remoteInit.PrepareRemote(program, args, withNonce); ok {
+				args, env, files = a, e, f
 			} else {
 				nonce = ""
 			}
@@ -291,14 +339,19 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 		}
 	}
 	proc, spawnErr := h.spawner.Spawn(ctx, ports.SpawnSpec{
-		Program: program, Args: args, Dir: dir, PTY: spec.PTY,
+		Host: spec.Host, Program: program, Args: args, Dir: dir, PTY: spec.PTY,
 		Env:  env,
 		Cols: uint16(cols), Rows: uint16(rows),
 		SeparateStderr: spec.OnOutput != nil && !spec.PTY,
 		Confine:        spec.Confine,
+		Files:          files,
 	})
 	if spawnErr != nil {
-		msg := fmt.Sprintf("shellgate: cannot start %s in %s: %v\n", shell, dir, spawnErr)
+		where := dir
+		if remote {
+			where = spec.Host + ":" + dir
+		}
+		msg := fmt.Sprintf("shellgate: cannot start %s in %s: %v\n", shell, where, spawnErr)
 		if t.tap != nil {
 			t.tap(Stderr, []byte(msg))
 		}
@@ -374,9 +427,14 @@ func limitErrorf(kind error, format string, args ...any) error {
 func (e *limitError) Error() string { return e.msg }
 func (e *limitError) Unwrap() error { return e.kind }
 
-// environment layers the daemon's, then the caller's, then the terminal's
-// own TERM, COLUMNS and LINES, which nothing may override.
-func (h *Host) environment(callers []string, pty bool, cols, rows int) []string {
+// environment layers the daemon's (on this machine only), then the
+// caller's, then the terminal's own TERM, COLUMNS and LINES, which nothing
+// may override.
+func (h *Host) environment(callers []string, pty bool, cols, rows int, remote bool) []string {
+	base := h.cfg.Env
+	if remote {
+		base = nil
+	}
 	term := "dumb"
 	if pty {
 		term = lookupEnv(h.cfg.Env, "TERM")
@@ -384,9 +442,20 @@ func (h *Host) environment(callers []string, pty bool, cols, rows int) []string 
 			term = "xterm-256color"
 		}
 	}
-	return mergeEnv(h.cfg.Env, callers, []string{
+	return mergeEnv(base, callers, []string{
 		"TERM=" + term, "COLUMNS=" + strconv.Itoa(cols), "LINES=" + strconv.Itoa(rows),
 	})
+}
+
+// HostNames lists the machines a terminal may run on: main first, then the
+// configured hosts sorted.
+func (h *Host) HostNames() []string {
+	names := make([]string, 0, len(h.cfg.RemoteShells))
+	for n := range h.cfg.RemoteShells {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return append([]string{ports.MainHost}, names...)
 }
 
 // Get returns the terminal at uri.
@@ -479,6 +548,8 @@ type Info struct {
 	Title     string
 	Claim     terminal.Claim
 	Lifecycle terminal.Lifecycle
+	// Host is the machine the terminal runs on (ports.MainHost for this one).
+	Host string
 }
 
 // TerminalsChanged replaces the root list.
@@ -517,7 +588,7 @@ func (h *Host) list() []Info {
 	out := make([]Info, 0, len(ts))
 	for _, t := range ts {
 		snap := t.state.Lifecycle
-		out = append(out, Info{URI: t.uri, Title: t.state.Title, Claim: t.state.Claim, Lifecycle: snap})
+		out = append(out, Info{URI: t.uri, Title: t.state.Title, Claim: t.state.Claim, Lifecycle: snap, Host: t.machine})
 	}
 	return out
 }

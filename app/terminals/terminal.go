@@ -17,10 +17,12 @@ type Terminal struct {
 	uri   string
 	host  *Host
 	owner string // Spec.Owner: the person whose max_terminals_per_person it counts against
-	isPty bool
-	tap   func(Stream, []byte) // Spec.OnOutput; nil when nobody taps
-	marks *markReader          // pty terminals only; nil on pipes
-	title *titles              // pty terminals only; nil on pipes
+	// machine is the host the process runs on (ports.MainHost for this one).
+	machine string
+	isPty   bool
+	tap     func(Stream, []byte) // Spec.OnOutput; nil when nobody taps
+	marks   *markReader          // pty terminals only; nil on pipes
+	title   *titles              // pty terminals only; nil on pipes
 	// screen is the screen model, guarded by the hub's lock like the
 	// state it goes with. A pty terminal has one only while its program
 	// shows the alternate screen (when the host keeps models at all): on

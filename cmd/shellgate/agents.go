@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -190,6 +192,7 @@ func newAgentGate(cfg Config, clk ports.Clock, host *terminals.Host, log *audit.
 	}
 	return agents.New(agents.Config{
 		DefaultHost:           at.DefaultHost,
+		Hosts:                 slices.Sorted(maps.Keys(cfg.Hosts)),
 		SessionTimeout:        time.Duration(at.SessionTimeout),
 		ApprovalRequiredFor:   at.ApprovalRequiredFor,
 		MaxConcurrentSessions: at.MaxConcurrentSessions,

@@ -40,6 +40,7 @@ type (
 		AgentRole string `json:"agent_role"`
 		State     string `json:"state"`
 		Workspace string `json:"workspace"`
+		Host      string `json:"host"`
 		// PendingApproval is raw so that "absent" (the list may leave it
 		// out: ask the session itself) differs from null (nothing held).
 		PendingApproval json.RawMessage `json:"pending_approval"`
@@ -341,6 +342,9 @@ func runsWhere(p *pendingApproval, s agentSession) string {
 	how := "unconfined"
 	if *p.Sandboxed {
 		how = "sandboxed"
+	}
+	if s.Host != "" && s.Host != "main" {
+		how += " on " + printable(s.Host)
 	}
 	if s.Workspace == "" {
 		return how

@@ -60,10 +60,14 @@ followed by Enter (or press Ctrl-\). SIGTERM or SIGHUP detach as well.`,
 			target := ""
 			if len(args) == 1 {
 				target = client.TerminalURI(args[0])
+				if host, _ := cmd.Flags().GetString("host"); host != "" {
+					return fmt.Errorf("--host opens a new shell there; an existing terminal (%s) runs where it runs, so give one or the other", args[0])
+				}
 			}
 			return r.scrub(runAttach(cmd, r, target))
 		},
 	}
+	cmd.Flags().String("host", "", "open the new shell on this host of the daemon's hosts: (default: the daemon's own machine)")
 	addRemoteFlags(cmd)
 	return cmd
 }
@@ -135,7 +139,8 @@ func runAttach(cmd *cobra.Command, r remote, target string) error {
 	a.uri = target
 	if a.uri == "" {
 		a.uri = client.TerminalURI(client.RandomID())
-		spawn := &client.Spawn{PTY: true}
+		host, _ := cmd.Flags().GetString("host")
+		spawn := &client.Spawn{PTY: true, Host: host}
 		if t := os.Getenv("TERM"); t != "" {
 			spawn.Env = map[string]string{"TERM": t}
 		}

@@ -70,6 +70,9 @@ type Config struct {
 	LogLevel string `yaml:"log_level"`
 	// AgentTerminal configures the agent command gate (seed 002).
 	AgentTerminal AgentTerminalConfig `yaml:"agent_terminal"`
+	// Hosts are the other machines terminals may run on, over SSH; "main"
+	// is always this one.
+	Hosts map[string]HostConfig `yaml:"hosts"`
 
 	// File is the config file this was read from (--config), absolute;
 	// empty when there was none. It is one of the daemon's own files that
@@ -114,6 +117,9 @@ func loadConfig(path string) (Config, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
 		return cfg, fmt.Errorf("config %s: %s", path, configProblem(err))
+	}
+	if err := checkHosts(cfg.Hosts); err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
 	return cfg, nil
 }

@@ -102,6 +102,7 @@ func terminalsConfig(cfg Config, run runguard.Run) terminals.Config {
 		// Go runtime raised to the hard limit at start.
 		Descriptors:       fdlimit.New(),
 		DescriptorReserve: cfg.OpenFileReserve,
+		RemoteShells:      remoteShells(cfg),
 	}
 	if cfg.ScreenModel {
 		tc.Screens = screen.New()
@@ -196,6 +197,7 @@ type muxParams struct {
 	Metrics *metrics.Metrics
 	Sandbox ports.Sandbox
 	Users   ports.UserStore
+	Hosts   *remoteHosts
 	Routes  []Route `group:"routes"`
 }
 
@@ -223,14 +225,17 @@ func newMux(p muxParams) *http.ServeMux {
 	for _, r := range p.Routes {
 		mux.Handle(r.Pattern, r.Handler)
 	}
-	health, _ := json.Marshal(struct {
-		Status  string        `json:"status"`
-		Sandbox sandboxHealth `json:"sandbox"`
-	}{"ok", healthOf(p.Config, p.Sandbox.Status())})
+	sandbox := healthOf(p.Config, p.Sandbox.Status())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		health, _ := json.Marshal(struct {
+			Status  string        `json:"status"`
+			Sandbox sandboxHealth `json:"sandbox"`
+			Hosts   []hostHealth  `json:"hosts"`
+		}{"ok", sandbox, hostsHealth(p.Hosts)})
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(append(health, '\n'))
 	})
+	m.WatchHosts(func() []metrics.HostState { return hostStates(p.Hosts) })
 	mux.Handle("GET /metrics", signedIn(m.Handler(), p.Users, p.Config.MetricsPublic))
 	mux.Handle("/", ws)
 	return mux

@@ -26,13 +26,14 @@ type execOptions struct {
 	cwd  string
 	keep bool
 	env  []string
+	host string
 }
 
 // newExecCmd runs one program in a new terminal and exits with its code.
 func newExecCmd() *cobra.Command {
 	var opts execOptions
 	cmd := &cobra.Command{
-		Use:   "exec [--pty] [--cwd DIR] [--keep] [-e NAME=VALUE]... -- CMD [ARG...]",
+		Use:   "exec [--pty] [--host NAME] [--cwd DIR] [--keep] [-e NAME=VALUE]... -- CMD [ARG...]",
 		Short: "Run one command in a new terminal, stream its output and exit with its exit code",
 		Long: `Run CMD with exactly ARGs (no shell in between) in a new terminal on the
 daemon, write its output to stdout as it comes, and exit with its exit code
@@ -78,12 +79,13 @@ incomplete, disposes of the terminal (unless --keep) and exits 1.`,
 	cmd.Flags().StringVar(&opts.cwd, "cwd", "", "start directory on the daemon's machine (default: this directory when the daemon is on this machine, else the daemon's own); a relative path is made absolute here")
 	cmd.Flags().BoolVar(&opts.keep, "keep", false, "keep the terminal after the command ends instead of disposing of it")
 	cmd.Flags().StringArrayVarP(&opts.env, "env", "e", nil, "add NAME=VALUE to the command's environment (repeatable)")
+	cmd.Flags().StringVar(&opts.host, "host", "", "run on this host of the daemon's hosts: (default: the daemon's own machine); --cwd is then a path there")
 	addRemoteFlags(cmd)
 	return cmd
 }
 
 func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) error {
-	spawn := &client.Spawn{Command: argv[0], Args: append([]string{}, argv[1:]...), PTY: opts.pty}
+	spawn := &client.Spawn{Command: argv[0], Args: append([]string{}, argv[1:]...), PTY: opts.pty, Host: opts.host}
 	for _, kv := range opts.env {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || name == "" {
@@ -95,12 +97,23 @@ func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) erro
 		spawn.Env[name] = value
 	}
 	params := client.CreateParams{Name: strings.Join(argv, " "), Spawn: spawn}
-	dir, err := startDirectory(opts.cwd, isLocal(r.url))
-	if err != nil {
-		return err
-	}
-	if dir != "" {
-		params.CWD = terminal.URIFromPath(dir)
+	remoteHost := opts.host != "" && opts.host != "main"
+	switch {
+	case remoteHost && opts.cwd != "":
+		if !filepath.IsAbs(opts.cwd) {
+			return fmt.Errorf("--cwd %s: on host %s give an absolute path there", opts.cwd, opts.host)
+		}
+		params.CWD = terminal.URIFromPath(filepath.Clean(opts.cwd))
+	case !remoteHost:
+		// This directory means nothing on another machine: there the
+		// command starts where the host's login does.
+		dir, err := startDirectory(opts.cwd, isLocal(r.url))
+		if err != nil {
+			return err
+		}
+		if dir != "" {
+			params.CWD = terminal.URIFromPath(dir)
+		}
 	}
 	out := cmd.OutOrStdout()
 	if opts.pty {

@@ -48,9 +48,13 @@ func listTerminals(cmd *cobra.Command, r remote) error {
 		return nil
 	}
 	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TERMINAL\tTITLE\tCLAIM\tSTATUS")
+	fmt.Fprintln(w, "TERMINAL\tTITLE\tHOST\tCLAIM\tSTATUS")
 	for _, t := range root.Terminals {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", printable(t.Resource), printable(t.Title), printable(t.Claim.String()), t.Status())
+		host := t.Meta.Host
+		if host == "" {
+			host = "main"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", printable(t.Resource), printable(t.Title), printable(host), printable(t.Claim.String()), t.Status())
 	}
 	return w.Flush()
 }

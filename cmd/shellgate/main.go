@@ -79,6 +79,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newTokenCmd())
 	root.AddCommand(newAttachCmd())
 	root.AddCommand(newLsCmd())
+	root.AddCommand(newHostsCmd())
 	root.AddCommand(newExecCmd())
 	root.AddCommand(newApprovalsCmd())
 	root.AddCommand(newApproveCmd())

@@ -159,7 +159,10 @@ func sandboxOptions() fx.Option {
 				return sb
 			},
 			fx.Annotate(func(sb *sandbox.Sandbox) *sandbox.Sandbox { return sb }, fx.As(new(ports.Sandbox))),
-			fx.Annotate(func(sb *sandbox.Sandbox) ports.Spawner { return sb.Spawner(local.New()) }, fx.As(new(ports.Spawner))),
+			newRemoteHosts,
+			fx.Annotate(func(sb *sandbox.Sandbox, hosts *remoteHosts) ports.Spawner {
+				return newSpawner(sb.Spawner(local.New()), hosts)
+			}, fx.As(new(ports.Spawner))),
 		),
 	)
 }

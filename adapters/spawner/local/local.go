@@ -1,6 +1,7 @@
-// Package local spawns processes on this machine: on pipes, or under a
-// pseudoterminal when the spec asks for one. It only routes between the pipe
-// and pty adapters, which do the work.
+// Package local routes spawns: Spawner picks pipes or a pseudoterminal on
+// this machine, and Router picks the machine a spec names (this one, or a
+// host reached over SSH). Only routing lives here; the adapters it routes
+// to do the work.
 package local
 
 import (

@@ -580,7 +580,7 @@ class App {
     },
     openBtn,
     el('span', { class: statusClass(lc), 'data-testid': 'terminal-row-status' }, statusText(lc)),
-    el('div', { class: 'meta', title: t.resource }, `${this.claimText(t.claim)} · ${t.resource}`),
+    el('div', { class: 'meta', title: t.resource }, `${this.claimText(t.claim)} · ${hostOf(t)} · ${t.resource}`),
     closeBtn);
   }
 
@@ -1093,3 +1093,10 @@ function main() {
 }
 
 main();
+
+// hostOf names the machine a root-list entry runs on (its _meta's
+// shellgate/host); a daemon that does not say runs it on its own.
+function hostOf(t) {
+  const host = t && t._meta && t._meta['shellgate/host'];
+  return typeof host === 'string' && host ? `on ${host}` : 'on main';
+}

@@ -586,6 +586,9 @@ type Spawn struct {
 	Env map[string]string
 	// PTY runs it on a pseudoterminal instead of pipes.
 	PTY bool
+	// Host is the machine it runs on (a name from the daemon's hosts:);
+	// empty means the daemon's own.
+	Host string
 }
 
 // MarshalJSON keeps an empty, non-nil Args: it is what tells the daemon
@@ -600,6 +603,9 @@ func (s Spawn) MarshalJSON() ([]byte, error) {
 	}
 	if len(s.Env) > 0 {
 		m["env"] = s.Env
+	}
+	if s.Host != "" {
+		m["host"] = s.Host
 	}
 	return json.Marshal(m)
 }

@@ -165,6 +165,11 @@ type TerminalInfo struct {
 	Claim     Claim      `json:"claim"`
 	Lifecycle *Lifecycle `json:"lifecycle"`
 	ExitCode  *int       `json:"exitCode"`
+	Meta      struct {
+		// Host is the machine the terminal runs on; empty from a daemon
+		// that does not say.
+		Host string `json:"shellgate/host"`
+	} `json:"_meta"`
 }
 
 // Status is "running", "exited N" or "exited".
