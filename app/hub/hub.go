@@ -1,13 +1,22 @@
 // Package hub fans actions out to subscribers. Every action on every channel
 // gets the next number of one host-wide sequence; a subscriber's snapshot and
 // its live stream are joined under the hub's lock, so nothing is lost or
-// doubled between them; each subscriber has its own bounded queue, and one
-// that falls behind is dropped with a reason instead of stalling anyone.
+// doubled between them; each subscriber has its own bounded queue.
+//
+// Flow control: a channel whose every subscriber holds more than the
+// high-water mark is paused (AwaitFlow blocks its producer) until one of
+// them is back under the low-water mark, so a terminal's process runs at the
+// pace of its fastest viewer. A subscriber that falls a whole bound behind
+// while others read on is the only one dropped, with a reason; so is the
+// one furthest behind when every client together holds more than the
+// hub's total.
 package hub
 
 import (
+	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shellgate/shellgate/domain/terminal"
 )
@@ -38,6 +47,26 @@ type Event struct {
 	// ReplySize is about how many bytes Reply will take on the wire (its
 	// snapshots' text, say), counted against the subscriber's bound.
 	ReplySize int
+	// Encoded is shared by every subscriber an event published to a whole
+	// channel reaches, so its encoding is made once (nil for events meant
+	// for one subscriber, and in the replay ring).
+	Encoded *Encoded
+}
+
+// Encoded is an event's wire encoding, made by the first consumer that
+// needs it and shared with the others. The hub knows nothing of the wire:
+// it only gives every subscriber of one event the same place to keep it.
+type Encoded struct {
+	once sync.Once
+	b    []byte
+	err  error
+}
+
+// Get returns the encoding, calling encode the first time only. The bytes
+// are shared: callers must not change them.
+func (e *Encoded) Get(encode func() ([]byte, error)) ([]byte, error) {
+	e.once.Do(func() { e.b, e.err = encode() })
+	return e.b, e.err
 }
 
 // Options bound the hub's memory.
@@ -45,6 +74,14 @@ type Options struct {
 	// ReplayEvents and ReplayBytes bound the replay ring.
 	ReplayEvents int
 	ReplayBytes  int
+	// HighWater and LowWater are the flow-control marks, in bytes a
+	// subscriber holds: a channel whose every subscriber holds HighWater or
+	// more pauses until one is back at LowWater or less.
+	HighWater, LowWater int
+	// MaxClientBytes caps what every subscriber together holds; past it the
+	// one holding most is dropped. 0 means DefaultMaxClientBytes; negative,
+	// no cap.
+	MaxClientBytes int64
 }
 
 // Defaults for Options.
@@ -53,6 +90,11 @@ const (
 	DefaultReplayBytes  = 8 << 20
 	// DefaultQueueBytes bounds one subscriber's queue.
 	DefaultQueueBytes = 8 << 20
+	// DefaultHighWater and DefaultLowWater are the flow-control marks.
+	DefaultHighWater = 512 << 10
+	DefaultLowWater  = 128 << 10
+	// DefaultMaxClientBytes caps what all subscribers hold together.
+	DefaultMaxClientBytes = 256 << 20
 )
 
 // Hub owns the sequence, the channels and their subscribers. Its lock also
@@ -63,6 +105,16 @@ type Hub struct {
 	seq      uint64
 	channels map[string]map[*Subscriber]struct{}
 	ring     ring
+	members  map[*Subscriber]struct{} // attached subscribers, for the total cap
+
+	high, low int
+	maxHeld   int64
+	held      atomic.Int64 // bytes every attached subscriber holds
+	pauses    atomic.Int64 // AwaitFlow calls that had to wait
+
+	flowMu  sync.Mutex
+	resume  chan struct{} // closed and replaced whenever a pause may have ended
+	flowOff bool          // set by StopFlow: nothing pauses any more
 }
 
 // New returns an empty hub.
@@ -73,10 +125,96 @@ func New(o Options) *Hub {
 	if o.ReplayBytes <= 0 {
 		o.ReplayBytes = DefaultReplayBytes
 	}
+	if o.HighWater <= 0 {
+		o.HighWater = DefaultHighWater
+	}
+	if o.LowWater <= 0 || o.LowWater > o.HighWater {
+		o.LowWater = min(DefaultLowWater, o.HighWater/4)
+	}
+	if o.MaxClientBytes == 0 {
+		o.MaxClientBytes = DefaultMaxClientBytes
+	}
 	return &Hub{
 		channels: make(map[string]map[*Subscriber]struct{}),
 		ring:     ring{maxEvents: o.ReplayEvents, maxBytes: o.ReplayBytes},
+		members:  make(map[*Subscriber]struct{}),
+		high:     o.HighWater, low: o.LowWater, maxHeld: o.MaxClientBytes,
+		resume: make(chan struct{}),
 	}
+}
+
+// NewSubscriber returns a subscriber (as the package's NewSubscriber) that
+// counts toward the hub's total from its first queued byte.
+func (h *Hub) NewSubscriber(clientID string, limit int) *Subscriber {
+	s := NewSubscriber(clientID, limit)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.attach(h)
+	return s
+}
+
+// Held is how many bytes every subscriber together holds now.
+func (h *Hub) Held() int64 { return h.held.Load() }
+
+// Pauses is how many times a producer had to wait in AwaitFlow.
+func (h *Hub) Pauses() int64 { return h.pauses.Load() }
+
+// AwaitFlow returns once channel may take more output: at once while it has
+// no subscriber or any one of them is under the high-water mark, otherwise
+// when one is back under the low-water mark, leaves, or the channel closes.
+// It returns ctx's error if ctx ends first. A producer calls it before each
+// read, so a process nobody keeps up with waits in its own write.
+func (h *Hub) AwaitFlow(ctx context.Context, channel string) error {
+	for waited := false; ; waited = true {
+		h.flowMu.Lock()
+		woken, off := h.resume, h.flowOff
+		h.flowMu.Unlock()
+		if off || !h.Paused(channel) {
+			return nil
+		}
+		if !waited {
+			h.pauses.Add(1)
+		}
+		select {
+		case <-woken:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Paused reports whether channel's every subscriber (at least one) holds
+// the high-water mark or more.
+func (h *Hub) Paused(channel string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	subs := h.channels[channel]
+	if len(subs) == 0 {
+		return false
+	}
+	for s := range subs {
+		if !s.over.Load() {
+			return false
+		}
+	}
+	return true
+}
+
+// StopFlow ends flow control for good: every paused producer goes on, and
+// none pauses again (the host is stopping and its processes must drain).
+func (h *Hub) StopFlow() {
+	h.flowMu.Lock()
+	h.flowOff = true
+	h.flowMu.Unlock()
+	h.wakeFlow()
+}
+
+// wakeFlow makes every AwaitFlow look again.
+func (h *Hub) wakeFlow() {
+	h.flowMu.Lock()
+	defer h.flowMu.Unlock()
+	close(h.resume)
+	h.resume = make(chan struct{})
 }
 
 // Tx is the view of the hub inside Update; it is valid only during the call.
@@ -113,6 +251,7 @@ func (tx Tx) Close(channel string) {
 		delete(s.channels, channel)
 	}
 	delete(tx.h.channels, channel)
+	tx.h.wakeFlow()
 }
 
 // Publish stamps the next sequence number on an action and queues it for
@@ -123,12 +262,35 @@ func (tx Tx) Publish(channel string, a terminal.Action, origin *Origin, audience
 	h.seq++
 	ev := Event{Channel: channel, Seq: h.seq, Action: a, Origin: origin, Audience: audience}
 	h.ring.push(ev)
-	for s := range h.channels[channel] {
+	subs := h.channels[channel]
+	if audience == "" && len(subs) > 1 {
+		ev.Encoded = &Encoded{}
+	}
+	for s := range subs {
 		if audience == "" || s.clientID == audience {
 			h.enqueue(s, ev)
 		}
 	}
+	h.shedLocked()
 	return h.seq
+}
+
+// shedLocked drops the subscribers holding most until all of them together
+// hold no more than the cap; the caller holds h.mu.
+func (h *Hub) shedLocked() {
+	for h.maxHeld > 0 && h.held.Load() > h.maxHeld {
+		var worst *Subscriber
+		most := 0
+		for s := range h.members {
+			if n := s.Pending(); n > most {
+				worst, most = s, n
+			}
+		}
+		if worst == nil {
+			return
+		}
+		h.drop(worst, &SlowError{Limit: int(h.maxHeld), Total: true})
+	}
 }
 
 // Reject queues a refused dispatch's echo for its sender alone: a
@@ -150,6 +312,7 @@ func (tx Tx) Reject(s *Subscriber, channel string, a terminal.Action, origin *Or
 func (tx Tx) Echo(s *Subscriber, channel string, a terminal.Action, origin *Origin, reason string) uint64 {
 	h := tx.h
 	h.seq++
+	s.attach(h)
 	ev := Event{Channel: channel, Seq: h.seq, Action: a, Origin: origin, Rejection: reason, Audience: s.clientID}
 	if s.clientID != "" {
 		h.ring.push(ev) // without a client id nobody could be replayed it alone
@@ -167,6 +330,7 @@ func (tx Tx) Subscribe(s *Subscriber, channel string) bool {
 	if !ok || s.Err() != nil {
 		return false
 	}
+	s.attach(tx.h)
 	subs[s] = struct{}{}
 	s.channels[channel] = struct{}{}
 	return true
@@ -196,6 +360,7 @@ func (h *Hub) Unsubscribe(s *Subscriber, channel string) {
 	defer h.mu.Unlock()
 	delete(h.channels[channel], s)
 	delete(s.channels, channel)
+	h.wakeFlow()
 }
 
 // Remove takes s off every channel and ends it with ErrUnsubscribed.
@@ -203,6 +368,7 @@ func (h *Hub) Remove(s *Subscriber) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.drop(s, ErrUnsubscribed)
+	delete(h.members, s)
 }
 
 func (h *Hub) enqueue(s *Subscriber, ev Event) {
@@ -218,4 +384,5 @@ func (h *Hub) drop(s *Subscriber, cause error) {
 	}
 	clear(s.channels)
 	s.end(cause)
+	delete(h.members, s)
 }

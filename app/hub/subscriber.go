@@ -4,35 +4,60 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shellgate/shellgate/domain/terminal"
 )
 
-// SlowError ends a subscriber whose queue outgrew its bound.
-type SlowError struct{ Limit int }
+// SlowError ends a subscriber that fell too far behind: past its own bound
+// (Limit), while others kept reading the same output, or furthest behind
+// of all when the daemon's total for its clients (Total) was reached.
+type SlowError struct {
+	Limit int
+	// Total is set when the subscriber was shed to keep every client's
+	// pending bytes together under the hub's MaxClientBytes.
+	Total bool
+}
 
 func (e *SlowError) Error() string {
+	if e.Total {
+		return fmt.Sprintf("the host holds %d bytes for its clients and this one was furthest behind; reconnect to resume", e.Limit)
+	}
 	return fmt.Sprintf("this client fell more than %d bytes behind the terminal output; reconnect to resume", e.Limit)
 }
 
 // Subscriber is one consumer's queue (one connection). The hub appends to it
-// without ever waiting; the consumer drains it with Next.
+// without ever waiting; the consumer drains it with Next, or with Take and
+// then Settle once what it took has been written.
+//
+// What the subscriber holds is counted from the moment an event is queued
+// until the consumer settles the batch it took: an event being written to a
+// slow socket weighs as much as one still queued. That count is what flow
+// control (the hub's marks) and the bound look at.
 type Subscriber struct {
 	clientID string // written under both the hub's lock and mu; read under either
 	limit    int
 	channels map[string]struct{} // guarded by the hub's lock
+	hub      *Hub                // set once, under the hub's lock, when first attached
 
-	mu     sync.Mutex
-	queue  []Event
-	bytes  int
-	cause  error
-	held   bool // the consumer will take the queue itself: pushes do not wake Next
-	wake   chan struct{}
-	closed chan struct{}
+	// over is true from the moment the subscriber holds HighWater bytes
+	// until it is back under LowWater; the hub reads it under its own lock.
+	over atomic.Bool
+
+	mu       sync.Mutex
+	queue    []Event
+	bytes    int // queued plus in flight
+	inFlight int // taken, not yet settled
+	cause    error
+	held     bool // the consumer will take the queue itself: pushes do not wake Next
+	wake     chan struct{}
+	closed   chan struct{}
 }
 
 // NewSubscriber returns a subscriber for clientID whose queue holds at most
-// limit bytes of pending events (0 means DefaultQueueBytes).
+// limit bytes of pending events (0 means DefaultQueueBytes). It joins a
+// hub's flow control and total when first subscribed; Hub.NewSubscriber
+// joins at once, so its answers count from the first.
 func NewSubscriber(clientID string, limit int) *Subscriber {
 	if limit <= 0 {
 		limit = DefaultQueueBytes
@@ -53,6 +78,14 @@ func (s *Subscriber) ClientID() string {
 	return s.clientID
 }
 
+// Pending is how many bytes the subscriber holds: queued, and taken but not
+// yet settled.
+func (s *Subscriber) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytes
+}
+
 // push appends ev, or reports that the bound is exceeded.
 func (s *Subscriber) push(ev Event) error {
 	s.mu.Lock()
@@ -66,6 +99,12 @@ func (s *Subscriber) push(ev Event) error {
 	}
 	s.queue = append(s.queue, ev)
 	s.bytes += size
+	if h := s.hub; h != nil {
+		h.held.Add(int64(size))
+		if s.bytes >= h.high {
+			s.over.Store(true)
+		}
+	}
 	if !s.held {
 		s.signalLocked()
 	}
@@ -111,13 +150,21 @@ func (s *Subscriber) TakeHeld() []Event {
 
 func (s *Subscriber) end(cause error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.cause != nil {
+		s.mu.Unlock()
 		return
 	}
 	s.cause = cause
-	s.queue, s.bytes = nil, 0
+	freed := s.bytes
+	s.queue, s.bytes, s.inFlight = nil, 0, 0
 	close(s.closed)
+	h := s.hub
+	s.mu.Unlock()
+	s.over.Store(false)
+	if h != nil {
+		h.held.Add(-int64(freed))
+		h.wakeFlow()
+	}
 }
 
 // Reply queues a connection's own message behind everything already queued.
@@ -137,10 +184,11 @@ func (s *Subscriber) ReplySized(v any, size int) bool {
 	return s.Err() == nil
 }
 
-// Next waits for pending events and returns them all, oldest first. It
-// returns the cause once the subscriber has ended, and ctx's error when ctx
-// ends first.
+// Next waits for pending events and returns them all, oldest first; the
+// batch it returned before is settled first. It returns the cause once the
+// subscriber has ended, and ctx's error when ctx ends first.
 func (s *Subscriber) Next(ctx context.Context) ([]Event, error) {
+	s.Settle()
 	for {
 		if err := s.Wait(ctx); err != nil {
 			return nil, err
@@ -176,16 +224,70 @@ func (s *Subscriber) Wait(ctx context.Context) error {
 }
 
 // Take returns the pending events, oldest first, without waiting: none
-// once the subscriber has ended.
+// once the subscriber has ended. They stay counted as held until Settle
+// (or the next Take): the consumer is writing them.
 func (s *Subscriber) Take() []Event {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.cause != nil {
+		s.mu.Unlock()
 		return nil
 	}
+	wake := s.settleLocked()
 	batch := s.queue
-	s.queue, s.bytes = nil, 0
+	s.queue = nil
+	s.inFlight = s.bytes
+	s.mu.Unlock()
+	if wake != nil {
+		wake.wakeFlow()
+	}
 	return batch
+}
+
+// Settle tells the subscriber that what was last taken has been written (or
+// dropped): it no longer counts as held. A subscriber back under the hub's
+// low-water mark lets a paused terminal read again.
+func (s *Subscriber) Settle() {
+	s.mu.Lock()
+	wake := s.settleLocked()
+	s.mu.Unlock()
+	if wake != nil {
+		wake.wakeFlow()
+	}
+}
+
+// settleLocked releases the batch in flight; it returns the hub to wake
+// when that took the subscriber from over the high-water mark to under the
+// low one, else nil.
+func (s *Subscriber) settleLocked() *Hub {
+	if s.inFlight == 0 {
+		return nil
+	}
+	s.bytes -= s.inFlight
+	h := s.hub
+	if h != nil {
+		h.held.Add(-int64(s.inFlight))
+	}
+	s.inFlight = 0
+	if h != nil && s.bytes <= h.low && s.over.Load() {
+		s.over.Store(false)
+		return h
+	}
+	return nil
+}
+
+// attach joins s to h's flow control and total; the caller holds h's lock.
+func (s *Subscriber) attach(h *Hub) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hub != nil || s.cause != nil {
+		return
+	}
+	s.hub = h
+	h.held.Add(int64(s.bytes))
+	if s.bytes >= h.high {
+		s.over.Store(true)
+	}
+	h.members[s] = struct{}{}
 }
 
 // Done is closed when the subscriber has ended.
