@@ -17,7 +17,7 @@ import (
 
 // flood is more output than a subscriber's bound in one go.
 const (
-	flowBytes = 1 << 20
+	flowBytes  = 1 << 20
 	highWater  = 64 << 10
 	lowWater   = 16 << 10
 	readBuf    = 4 << 10
