@@ -275,11 +275,12 @@ func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
 		defer close(writerDone)
 		c.writeLoop(ctx)
 	}()
-	go c.closeWhenSlow(ctx)
+	c.sub.OnEnd(c.closeWhenSlow)
 	c.readLoop(ctx)
 	c.setCaller(c.who(), 0) // stops a pending sign-in expiry
 	s.hub.Remove(c.sub)
 	<-writerDone
+	c.closer.Wait()
 	_ = pc.Close(ports.CloseNormal, "")
 	s.forget(c)
 }
@@ -295,6 +296,7 @@ func (s *Server) forget(c *conn) {
 		return
 	}
 	rec.live = false
+	rec.conn = nil // a departed client keeps its cursor, not its connection
 	rec.channels = c.subscribed()
 	id := c.clientID
 	rec.expiry = s.clock.AfterFunc(s.opts.ReconnectGrace, func() {
@@ -321,6 +323,7 @@ type conn struct {
 	channels map[string]bool
 
 	closeOnce sync.Once
+	closer    sync.WaitGroup // a close for falling behind, under way
 
 	// wmu is held by whoever writes to pc: the writer goroutine, or the read
 	// loop sending its own answers.
@@ -595,20 +598,18 @@ func (c *conn) stillReadable(batch []hub.Event) []hub.Event {
 }
 
 // closeWhenSlow closes the connection, with the reason, the moment its
-// queue overflows: the writer may be stuck in a write to a client that
-// stopped reading, and must not be what decides when it ends.
-func (c *conn) closeWhenSlow(ctx context.Context) {
-	select {
-	case <-c.sub.Done():
-	case <-ctx.Done():
+// subscriber is dropped for falling behind: the writer may be stuck in a
+// write to a client that stopped reading, and must not be what decides
+// when it ends. It runs where the hub drops the subscriber, so the close
+// (which waits for the peer) gets a goroutine of its own, only then.
+func (c *conn) closeWhenSlow(cause error) {
+	var slow *hub.SlowError
+	if !errors.As(cause, &slow) {
 		return
 	}
-	var slow *hub.SlowError
-	if err := c.sub.Err(); errors.As(err, &slow) {
-		c.srv.opts.Metrics.SlowClientDropped()
-		c.srv.log.Warn("closing a slow client", "client", c.sub.ClientID(), "reason", err.Error())
-		c.close(ports.ClosePolicy, err.Error())
-	}
+	c.srv.opts.Metrics.SlowClientDropped()
+	c.srv.log.Warn("closing a slow client", "client", c.sub.ClientID(), "reason", cause.Error())
+	c.closer.Go(func() { c.close(ports.ClosePolicy, cause.Error()) })
 }
 
 // outgoing adapts an action to this connection: another connection's

@@ -50,8 +50,19 @@ type Subscriber struct {
 	inFlight int // taken, not yet settled
 	cause    error
 	held     bool // the consumer will take the queue itself: pushes do not wake Next
+	onEnd    func(error)
 	wake     chan struct{}
 	closed   chan struct{}
+}
+
+// OnEnd has f called with the cause when the subscriber ends, on the
+// goroutine that ends it, which may hold the hub's lock: f must not block
+// or call into the hub. It saves a consumer a goroutine that only waits on
+// Done to learn why.
+func (s *Subscriber) OnEnd(f func(error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onEnd = f
 }
 
 // NewSubscriber returns a subscriber for clientID whose queue holds at most
@@ -158,12 +169,15 @@ func (s *Subscriber) end(cause error) {
 	freed := s.bytes
 	s.queue, s.bytes, s.inFlight = nil, 0, 0
 	close(s.closed)
-	h := s.hub
+	h, onEnd := s.hub, s.onEnd
 	s.mu.Unlock()
 	s.over.Store(false)
 	if h != nil {
 		h.held.Add(-int64(freed))
 		h.wakeFlow()
+	}
+	if onEnd != nil {
+		onEnd(cause)
 	}
 }
 
