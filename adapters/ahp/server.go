@@ -276,6 +276,7 @@ func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
 		c.writeLoop(ctx)
 	}()
 	c.sub.OnEnd(c.closeWhenSlow)
+	c.sub.SetDirect(func() { c.sendDirect(ctx) })
 	c.readLoop(ctx)
 	c.setCaller(c.who(), 0) // stops a pending sign-in expiry
 	s.hub.Remove(c.sub)
@@ -392,6 +393,19 @@ func (c *conn) readLoop(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// sendDirect writes what the hub handed over on the producer's goroutine
+// (the pump's, for a lone viewer's output): a wake-up of the writer saved
+// per keystroke. When the writer or the read loop is writing, it is left to
+// them.
+func (c *conn) sendDirect(ctx context.Context) {
+	if !c.wmu.TryLock() {
+		c.sub.ReleaseDirect()
+		return
+	}
+	defer c.wmu.Unlock()
+	_ = c.send(ctx, c.sub.TakeDirect()) // a failed write closes the connection
 }
 
 // writeLoop sends queued answers and events in order until the subscriber

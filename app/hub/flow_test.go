@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -174,4 +175,55 @@ func TestOneEventReachesEverySubscriberWithOneSharedEncoding(t *testing.T) {
 	require.Nil(t, events[0].Encoded, "the replay ring keeps no encoding alive")
 	h.Remove(a)
 	h.Remove(b)
+}
+
+func TestLoneIdleSubscriberIsHandedItsEventOnThePublishersGoroutine(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		others int  // other subscribers on the channel
+		busy   bool // something is already held for it
+		direct bool
+	}{
+		{"alone and idle", 0, false, true},
+		{"with another viewer", 1, false, false},
+		{"with a backlog", 0, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := flowHub(-1)
+			s := hub.NewSubscriber("s", 0)
+			var handed []hub.Event
+			s.SetDirect(func() { handed = append(handed, s.TakeDirect()...) })
+			subscribe(t, h, s, "T")
+			for i := range tc.others {
+				o := hub.NewSubscriber(fmt.Sprint("o", i), 0)
+				subscribe(t, h, o, "T")
+				defer h.Remove(o)
+			}
+			if tc.busy {
+				publish(h, "T", 10)
+				handed = nil
+			}
+			publish(h, "T", 10)
+			if tc.direct {
+				require.Len(t, handed, 1, "sent by the publisher, after the hub's lock")
+				require.Empty(t, s.Take(), "nothing left for the consumer's goroutine")
+			} else {
+				require.Empty(t, handed)
+				require.NotEmpty(t, s.Take(), "left for the consumer")
+			}
+			h.Remove(s)
+		})
+	}
+}
+
+func TestDirectSenderThatFindsTheConsumerBusyLeavesTheEventToIt(t *testing.T) {
+	h := flowHub(-1)
+	s := hub.NewSubscriber("s", 0)
+	s.SetDirect(func() { s.ReleaseDirect() })
+	subscribe(t, h, s, "T")
+	publish(h, "T", 10)
+	batch, err := s.Next(ctx(t))
+	require.NoError(t, err, "the consumer was woken for it")
+	require.Len(t, batch, 1)
+	h.Remove(s)
 }

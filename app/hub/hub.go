@@ -106,6 +106,7 @@ type Hub struct {
 	channels map[string]map[*Subscriber]struct{}
 	ring     ring
 	members  map[*Subscriber]struct{} // attached subscribers, for the total cap
+	direct   []*Subscriber            // to hand their events to once the lock is released
 
 	high, low int
 	maxHeld   int64
@@ -221,10 +222,20 @@ func (h *Hub) wakeFlow() {
 type Tx struct{ h *Hub }
 
 // Update runs fn under the hub's lock. fn must not block or do I/O.
+//
+// A subscriber with a direct sender (SetDirect) that an event found idle,
+// the only one on its channel, is handed its events by calling that sender
+// here, once the lock is released: the goroutine that produced the event
+// writes it, with no wake-up of the consumer's own goroutine.
 func (h *Hub) Update(fn func(tx Tx)) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	fn(Tx{h})
+	direct := h.direct
+	h.direct = nil
+	h.mu.Unlock()
+	for _, s := range direct {
+		s.sendDirect()
+	}
 }
 
 // Seq is the current sequence number: the last one handed out.
@@ -268,12 +279,22 @@ func (tx Tx) Publish(channel string, a terminal.Action, origin *Origin, audience
 	}
 	for s := range subs {
 		if audience == "" || s.clientID == audience {
+			if len(subs) == 1 && eventSize(ev) <= maxDirect && s.pushDirect(ev) {
+				h.direct = append(h.direct, s)
+				continue
+			}
 			h.enqueue(s, ev)
 		}
 	}
 	h.shedLocked()
 	return h.seq
 }
+
+// maxDirect is the largest event handed to a direct sender: what a
+// keystroke brings back. Bigger output is a flood, which the consumer's own
+// goroutine writes, so the producer never waits in a write to a socket that
+// filled up; flow control paces it instead.
+const maxDirect = 1<<10 + 160
 
 // shedLocked drops the subscribers holding most until all of them together
 // hold no more than the cap; the caller holds h.mu.

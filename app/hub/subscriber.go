@@ -51,6 +51,8 @@ type Subscriber struct {
 	cause    error
 	held     bool // the consumer will take the queue itself: pushes do not wake Next
 	onEnd    func(error)
+	direct   func() // SetDirect's sender
+	directed bool   // an event waits for direct; pushes do not wake Next
 	wake     chan struct{}
 	closed   chan struct{}
 }
@@ -95,6 +97,63 @@ func (s *Subscriber) Pending() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.bytes
+}
+
+// SetDirect gives the subscriber a sender the hub may call, on the
+// producer's goroutine and outside its lock, when an event reaches the
+// subscriber idle (nothing held, nobody taking the queue) as the only one on
+// its channel, and is small (about a keystroke's output: at most 1 KiB). send must take the queue (TakeDirect) and write it, or, when
+// the consumer is busy writing, leave it to the consumer (ReleaseDirect).
+// A lone viewer's keystroke echo then costs no wake-up of the consumer's
+// goroutine; a backlog is never written this way.
+func (s *Subscriber) SetDirect(send func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.direct = send
+}
+
+// pushDirect queues ev without waking Next when s is idle and has a direct
+// sender, and reports whether it did; the caller then calls sendDirect.
+func (s *Subscriber) pushDirect(ev Event) bool {
+	s.mu.Lock()
+	if s.direct == nil || s.bytes > 0 || s.held || s.directed || s.cause != nil {
+		s.mu.Unlock()
+		return false
+	}
+	s.directed = true
+	s.held = true
+	s.mu.Unlock()
+	if err := s.push(ev); err != nil { // cannot fail on an empty queue but for a huge event
+		s.mu.Lock()
+		s.directed, s.held = false, false
+		s.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+func (s *Subscriber) sendDirect() {
+	s.mu.Lock()
+	send := s.direct
+	s.mu.Unlock()
+	send()
+}
+
+// TakeDirect is TakeHeld for a direct sender.
+func (s *Subscriber) TakeDirect() []Event {
+	s.mu.Lock()
+	s.directed = false
+	s.mu.Unlock()
+	return s.TakeHeld()
+}
+
+// ReleaseDirect leaves what the hub handed the direct sender to the
+// consumer's own goroutine (waking it).
+func (s *Subscriber) ReleaseDirect() {
+	s.mu.Lock()
+	s.directed = false
+	s.mu.Unlock()
+	s.Release()
 }
 
 // push appends ev, or reports that the bound is exceeded.
