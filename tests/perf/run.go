@@ -52,7 +52,7 @@ type results struct {
 	lost       [2]int // exit runs whose line never came
 	rss        [2][]int64
 	rssConn    []int64 // shellgate, each terminal on a connection of its own
-	load       string // the 1-minute load average when the run began
+	load       string  // the 1-minute load average when the run began
 }
 
 func (c config) say(format string, args ...any) {
