@@ -498,6 +498,7 @@ func (c *conn) send(ctx context.Context, batch []hub.Event) error {
 			return err
 		}
 		c.srv.opts.Metrics.BytesSent(len(msg))
+		c.sub.Progress()
 		if closeAfter != "" {
 			c.close(ports.ClosePolicy, closeAfter)
 			return errClosedAfter

@@ -227,3 +227,30 @@ func TestDirectSenderThatFindsTheConsumerBusyLeavesTheEventToIt(t *testing.T) {
 	require.Len(t, batch, 1)
 	h.Remove(s)
 }
+
+func TestSubscriberThatReadsOnIsGivenSlackAndOneThatStoppedIsNot(t *testing.T) {
+	h := flowHub(-1)
+	reading := hub.NewSubscriber("reading", 4000)
+	stalled := hub.NewSubscriber("stalled", 4000)
+	fastest := hub.NewSubscriber("fastest", 0)
+	for _, s := range []*hub.Subscriber{reading, stalled, fastest} {
+		subscribe(t, h, s, "T")
+	}
+	for range 12 { // 12 × 760 bytes: over two bounds
+		publish(h, "T", 600)
+		_, err := fastest.Next(ctx(t))
+		require.NoError(t, err)
+		fastest.Settle()
+		reading.Progress() // one more message of what it holds went out
+	}
+	var slow *hub.SlowError
+	require.ErrorAs(t, stalled.Err(), &slow, "wrote nothing while a whole bound arrived")
+	require.NoError(t, reading.Err(), "more than a bound behind, but reading")
+	require.Greater(t, reading.Pending(), 4000)
+	for range 20 {
+		publish(h, "T", 600)
+		reading.Progress()
+	}
+	require.ErrorAs(t, reading.Err(), &slow, "past ReadingSlack bounds even a reader is dropped")
+	h.Remove(fastest)
+}

@@ -48,13 +48,16 @@ type Subscriber struct {
 	queue    []Event
 	bytes    int // queued plus in flight
 	inFlight int // taken, not yet settled
-	cause    error
-	held     bool // the consumer will take the queue itself: pushes do not wake Next
-	onEnd    func(error)
-	direct   func() // SetDirect's sender
-	directed bool   // an event waits for direct; pushes do not wake Next
-	wake     chan struct{}
-	closed   chan struct{}
+	// received counts every byte ever queued; progressAt is what it was
+	// when the consumer last reported a message written (Progress, Settle).
+	received, progressAt int
+	cause                error
+	held                 bool // the consumer will take the queue itself: pushes do not wake Next
+	onEnd                func(error)
+	direct               func() // SetDirect's sender
+	directed             bool   // an event waits for direct; pushes do not wake Next
+	wake                 chan struct{}
+	closed               chan struct{}
 }
 
 // OnEnd has f called with the cause when the subscriber ends, on the
@@ -165,8 +168,15 @@ func (s *Subscriber) push(ev Event) error {
 	}
 	size := eventSize(ev)
 	if s.bytes+size > s.limit {
-		return &SlowError{Limit: s.limit}
+		// Past the bound: a subscriber that wrote nothing while a whole
+		// bound more arrived has stopped reading; one that reads on, only
+		// more slowly than the others, is given ReadingSlack bounds.
+		stalled := s.received+size-s.progressAt > s.limit
+		if stalled || s.bytes+size > ReadingSlack*s.limit {
+			return &SlowError{Limit: s.limit}
+		}
 	}
+	s.received += size
 	s.queue = append(s.queue, ev)
 	s.bytes += size
 	if h := s.hub; h != nil {
@@ -328,6 +338,19 @@ func (s *Subscriber) Settle() {
 	}
 }
 
+// ReadingSlack is how many bounds behind a subscriber that keeps reading
+// may fall before it is dropped: past one bound, only a subscriber that
+// wrote nothing while a whole bound more arrived is dropped.
+const ReadingSlack = 4
+
+// Progress tells the subscriber that one more message of what it took has
+// been written: it is reading, however far behind it is.
+func (s *Subscriber) Progress() {
+	s.mu.Lock()
+	s.progressAt = s.received
+	s.mu.Unlock()
+}
+
 // settleLocked releases the batch in flight; it returns the hub to wake
 // when that took the subscriber from over the high-water mark to under the
 // low one, else nil.
@@ -336,6 +359,7 @@ func (s *Subscriber) settleLocked() *Hub {
 		return nil
 	}
 	s.bytes -= s.inFlight
+	s.progressAt = s.received
 	h := s.hub
 	if h != nil {
 		h.held.Add(-int64(s.inFlight))
