@@ -7,9 +7,10 @@
 // high-water mark is paused (AwaitFlow blocks its producer) until one of
 // them is back under the low-water mark, so a terminal's process runs at the
 // pace of its fastest viewer. A subscriber that falls a whole bound behind
-// while others read on is the only one dropped, with a reason; so is the
-// one furthest behind when every client together holds more than the
-// hub's total.
+// while others read on, and took nothing while that much arrived, is the
+// only one dropped, with a reason (one that reads on, only more slowly, is
+// given ReadingSlack bounds); so is the one holding most when every client
+// together holds more than the hub's total.
 package hub
 
 import (
