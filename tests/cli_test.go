@@ -510,13 +510,13 @@ func TestApproveOfAListedCommandNeverRunsTheOneHeldSince(t *testing.T) {
 	require.Regexp(t, `mkdir \S+submitted-since`, res.stdout, "the new command is still waiting for its own decision")
 }
 
-// slowQueueDaemon is a daemon that drops a client once it is 1 MiB behind
+// slowQueueDaemon is a daemon that drops a client once it is 256 KiB behind
 // another that keeps reading (a lone slow reader is waited for, not
 // dropped); its marks are small so that both happen soon.
 func slowQueueDaemon(t *testing.T) *daemon {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte("client_queue_bytes: 1048576\nclient_high_water: 64KiB\nclient_low_water: 16KiB\n"), 0o600))
+	require.NoError(t, os.WriteFile(cfg, []byte("client_queue_bytes: 262144\nclient_high_water: 64KiB\nclient_low_water: 16KiB\n"), 0o600))
 	return startDaemon(t, "--config", cfg)
 }
 
