@@ -254,3 +254,21 @@ func TestSubscriberThatReadsOnIsGivenSlackAndOneThatStoppedIsNot(t *testing.T) {
 	require.ErrorAs(t, reading.Err(), &slow, "past ReadingSlack bounds even a reader is dropped")
 	h.Remove(fastest)
 }
+
+func TestTotalCapShedsOneThatStoppedReadingBeforeAReaderHoldingMore(t *testing.T) {
+	h := flowHub(3000)
+	h.Update(func(tx hub.Tx) { tx.Open("U") })
+	reader, stopped := h.NewSubscriber("reader", 0), h.NewSubscriber("stopped", 0)
+	subscribe(t, h, reader, "T")
+	subscribe(t, h, stopped, "U")
+	publish(h, "U", 900)  // 1060 held
+	publish(h, "T", 1500) // 1660 held: 2720 in all
+	reader.Progress()     // it wrote a message of what it holds: it reads on
+	publish(h, "U", 300)  // past the cap
+	var slow *hub.SlowError
+	require.ErrorAs(t, stopped.Err(), &slow)
+	require.True(t, slow.Total)
+	require.NoError(t, reader.Err(), "the reader holds more, but it reads")
+	h.Remove(reader)
+	h.Remove(stopped)
+}

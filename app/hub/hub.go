@@ -9,7 +9,7 @@
 // pace of its fastest viewer. A subscriber that falls a whole bound behind
 // while others read on, and took nothing while that much arrived, is the
 // only one dropped, with a reason (one that reads on, only more slowly, is
-// given ReadingSlack bounds); so is the one holding most when every client
+// given ReadingSlack bounds); so is the one furthest behind when every client
 // together holds more than the hub's total.
 package hub
 
@@ -80,8 +80,8 @@ type Options struct {
 	// more pauses until one is back at LowWater or less.
 	HighWater, LowWater int
 	// MaxClientBytes caps what every subscriber together holds; past it the
-	// one holding most is dropped. 0 means DefaultMaxClientBytes; negative,
-	// no cap.
+	// one furthest behind is dropped (see shedLocked). 0 means
+	// DefaultMaxClientBytes; negative, no cap.
 	MaxClientBytes int64
 }
 
@@ -297,15 +297,18 @@ func (tx Tx) Publish(channel string, a terminal.Action, origin *Origin, audience
 // filled up; flow control paces it instead.
 const maxDirect = 1<<10 + 160
 
-// shedLocked drops the subscribers holding most until all of them together
-// hold no more than the cap; the caller holds h.mu.
+// shedLocked drops the subscribers furthest behind until all of them
+// together hold no more than the cap; the caller holds h.mu. Furthest
+// behind is what arrived for a subscriber since its connection last wrote
+// a message: one that stopped reading goes before one that reads on,
+// however much the reader holds; among equals, the one holding most.
 func (h *Hub) shedLocked() {
 	for h.maxHeld > 0 && h.held.Load() > h.maxHeld {
 		var worst *Subscriber
-		most := 0
+		var most [2]int
 		for s := range h.members {
-			if n := s.Pending(); n > most {
-				worst, most = s, n
+			if b := s.behind(); b[1] > 0 && (b[0] > most[0] || b[0] == most[0] && b[1] > most[1]) {
+				worst, most = s, b
 			}
 		}
 		if worst == nil {

@@ -159,6 +159,14 @@ func (s *Subscriber) ReleaseDirect() {
 	s.Release()
 }
 
+// behind is what arrived since the consumer last wrote a message, and what
+// the subscriber holds.
+func (s *Subscriber) behind() [2]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return [2]int{s.received - s.progressAt, s.bytes}
+}
+
 // push appends ev, or reports that the bound is exceeded.
 func (s *Subscriber) push(ev Event) error {
 	s.mu.Lock()
