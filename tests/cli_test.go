@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/creack/pty"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -527,12 +528,65 @@ func TestApproveOfAListedCommandNeverRunsTheOneHeldSince(t *testing.T) {
 	require.Regexp(t, `mkdir \S+submitted-since`, res.stdout, "the new command is still waiting for its own decision")
 }
 
-// slowQueueDaemon is a daemon that drops a client once it is 64 KiB behind.
+// slowQueueDaemon is a daemon that drops a client once it is 256 KiB behind
+// another that keeps reading (a lone slow reader is waited for, not
+// dropped); its marks are small so that both happen soon.
 func slowQueueDaemon(t *testing.T) *daemon {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte("client_queue_bytes: 65536\n"), 0o600))
+	require.NoError(t, os.WriteFile(cfg, []byte("client_queue_bytes: 262144\nclient_high_water: 64KiB\nclient_low_water: 16KiB\n"), 0o600))
 	return startDaemon(t, "--config", cfg)
+}
+
+// drainingViewer subscribes a bare WebSocket client to channel that reads
+// and discards everything as it comes: a viewer that keeps up, so that a
+// paused one falls behind it and is dropped.
+func (d *daemon) drainingViewer(t *testing.T, channel string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	c, _, err := websocket.Dial(ctxT(t), "ws://"+d.addr+"/", &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + d.token}}})
+	require.NoError(t, err)
+	c.SetReadLimit(-1)
+	for _, frame := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersions":["1.0.0"],"clientId":"drainer"}}`,
+		fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"subscribe","params":{"channel":%q}}`, channel),
+	} {
+		require.NoError(t, c.Write(ctxT(t), websocket.MessageText, []byte(frame)))
+	}
+	for subscribed := false; !subscribed; {
+		_, msg, err := c.Read(ctxT(t))
+		require.NoError(t, err)
+		subscribed = strings.Contains(string(msg), `"id":2,`) && !strings.Contains(string(msg), `"error"`)
+	}
+	var done sync.WaitGroup
+	done.Go(func() {
+		for {
+			_, r, err := c.Reader(ctx)
+			if err != nil {
+				return
+			}
+			if _, err := io.Copy(io.Discard, r); err != nil {
+				return
+			}
+		}
+	})
+	t.Cleanup(func() { cancel(); _ = c.CloseNow(); done.Wait() })
+}
+
+// firstTerminal is the channel of the first terminal watcher's root list
+// shows.
+func firstTerminal(t *testing.T, watcher *ahpclient.Client) string {
+	t.Helper()
+	var uri string
+	_, err := watcher.WaitAction(ctxT(t), func(e ahpclient.Envelope) bool {
+		for _, ti := range e.View().Terminals {
+			uri = ti.Resource
+			return true
+		}
+		return false
+	})
+	require.NoError(t, err, "no terminal appeared")
+	return uri
 }
 
 // slowClientsDropped reads shellgate_slow_clients_dropped_total; -1 when
@@ -673,8 +727,10 @@ func TestExecReadSlowlyResumesAndDeliversAllItsOutput(t *testing.T) {
 		"-e", "LINE="+strings.Repeat("x", 2000), "--", "sh", "-c", script)...)
 
 	// The reader pauses: nothing is read until the daemon has dropped exec
-	// and the command has ended (so that exec resumes from a replay that
-	// holds the rest, rather than racing output still pouring in).
+	// (for falling behind the watcher, which reads on) and the command has
+	// ended (so that exec resumes from a replay that holds the rest, rather
+	// than racing output still pouring in).
+	d.drainingViewer(t, firstTerminal(t, watcher))
 	waitExited(t, watcher, "")
 	d.waitDropped(t)
 	got, stderr, code := run.finish(t)
@@ -728,6 +784,8 @@ func TestAttachDroppedAsSlowReconnectsAndMissesNothing(t *testing.T) {
 			"env": map[string]any{"LINE": strings.Repeat("x", 2000)}}}})
 	require.NoError(t, err)
 	require.Nil(t, rpcErr)
+	// A viewer reads on, so attach, paused, falls behind it.
+	d.drainingViewer(t, "ahp-terminal:/flood")
 
 	in, typed, err := os.Pipe()
 	require.NoError(t, err)

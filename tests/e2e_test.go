@@ -5,13 +5,17 @@ package tests
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -332,50 +336,124 @@ func TestLateSubscriberGetsTheScrollbackAndTwoClientsSeeTheSameStream(t *testing
 	}
 }
 
-func TestSlowClientIsDroppedWhileAnotherKeepsReceiving(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte("client_queue_bytes: 3145728\n"), 0o600))
-	d := startDaemon(t, "--config", cfg)
-	ctx := ctxT(t)
-	fast := d.dial(t, ahpclient.DialOptions{})
-	slow := d.dial(t, ahpclient.DialOptions{})
-	_, _, err := fast.Initialize(ctx, "fast", nil, nil)
-	require.NoError(t, err)
-	_, _, err = slow.Initialize(ctx, "slow", nil, nil)
-	require.NoError(t, err)
-	rpcErr, err := fast.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/flood", Meta: spawn("read go; for i in $(seq 1 120); do head -c 200000 /dev/zero | tr '\\0' x; sleep 0.1; done; echo; echo flood-done", false)})
+// floodTerminal starts a daemon whose clients may fall queueBytes behind,
+// and on it a pipe terminal that prints n bytes of "x", then a line with
+// flood-done, once it is sent a line; it returns the daemon and the
+// terminal's channel.
+func floodTerminal(t *testing.T, c *ahpclient.Client, d *daemon, n int) string {
+	t.Helper()
+	const channel = "ahp-terminal:/flood"
+	rpcErr, err := c.CreateTerminal(ctxT(t), ahpclient.CreateParams{Channel: channel, Meta: spawn(fmt.Sprintf("read go; head -c %d /dev/zero | tr '\\0' x; echo; echo flood-done", n), false)})
 	require.NoError(t, err)
 	require.Nil(t, rpcErr)
-	_, _, err = fast.Subscribe(ctx, "ahp-terminal:/flood")
-	require.NoError(t, err)
-	_, _, err = slow.Subscribe(ctx, "ahp-terminal:/flood")
-	require.NoError(t, err)
-	slow.PauseReading()
-	_, err = fast.Dispatch(ctx, "ahp-terminal:/flood", ahpclient.InputAction("go\n"))
-	require.NoError(t, err)
-	// The host drops the stalled client as soon as it is too far behind;
-	// it resumes reading then, and finds the reason in the close frame.
-	require.Eventually(t, func() bool {
-		resp, err := d.getMetrics()
-		if err != nil {
-			return false
+	return channel
+}
+
+// metric reads one sample of the daemon's /metrics, or -1 when it cannot.
+func (d *daemon) metric(name string) float64 {
+	resp, err := d.getMetrics()
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return f
+			}
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return strings.Contains(string(body), "shellgate_slow_clients_dropped_total 1")
-	}, patience, 20*time.Millisecond)
-	slow.ResumeReading()
-	require.NoError(t, slow.WaitClosed(ctx))
-	code, reason := slow.CloseStatus()
-	require.Equal(t, 1008, int(code))
-	require.Contains(t, reason, "behind")
-	_, err = fast.WaitOutput(ctx, "ahp-terminal:/flood", "flood-done")
-	require.NoError(t, err, "the client that kept reading got everything")
+	}
+	return -1
+}
+
+// flowConfig is a daemon's config with small flow-control marks and bound,
+// so a flood of a few MiB crosses them all.
+func flowConfig(t *testing.T) string {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("client_queue_bytes: 1048576\nclient_high_water: 256KiB\nclient_low_water: 64KiB\n"), 0o600))
+	return cfg
+}
+
+// smallWindow is a handshake client whose sockets take at most 32 KiB
+// into their receive buffer: a client that stops reading is felt at once
+// by the daemon instead of after the kernel's megabytes.
+func smallWindow() *http.Client {
+	dialer := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 32<<10) })
+		return errors.Join(err, serr)
+	}}
+	return &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}}
+}
+
+func TestClientThatStopsReadingPausesItsTerminalAndMissesNothing(t *testing.T) {
+	d := startDaemon(t, "--config", flowConfig(t))
+	ctx := ctxT(t)
+	c := d.dial(t, ahpclient.DialOptions{HTTPClient: smallWindow()})
+	_, _, err := c.Initialize(ctx, "reader", nil, nil)
+	require.NoError(t, err)
+	// Several times the bound: without flow control, the client would be
+	// closed long before the end.
+	const n = 6 << 20
+	channel := floodTerminal(t, c, d, n)
+	_, _, err = c.Subscribe(ctx, channel)
+	require.NoError(t, err)
+	_, err = c.Dispatch(ctx, channel, ahpclient.InputAction("go\n"))
+	require.NoError(t, err)
+	c.PauseReading()
+	require.Eventually(t, func() bool { return d.metric("shellgate_output_pauses_total") >= 1 }, patience, 20*time.Millisecond,
+		"the terminal stops reading its process while its only viewer reads nothing")
 	select {
-	case <-fast.Closed():
-		t.Fatal("the client that kept reading was closed too")
+	case <-c.Closed():
+		t.Fatal("a client that stopped reading was closed: it should have been waited for")
 	default:
 	}
+	c.ResumeReading()
+	text, err := c.WaitOutput(ctx, channel, "flood-done")
+	require.NoError(t, err)
+	require.Equal(t, strings.Repeat("x", n)+"\nflood-done", text, "every byte, in order")
+	require.Zero(t, d.metric("shellgate_slow_clients_dropped_total"))
+}
+
+func TestStalledViewerIsTheOnlyOneClosedWhileTheOtherGetsEverything(t *testing.T) {
+	d := startDaemon(t, "--config", flowConfig(t))
+	ctx := ctxT(t)
+	reading := d.dial(t, ahpclient.DialOptions{})
+	stalled := d.dial(t, ahpclient.DialOptions{HTTPClient: smallWindow()})
+	_, _, err := reading.Initialize(ctx, "reading", nil, nil)
+	require.NoError(t, err)
+	_, _, err = stalled.Initialize(ctx, "stalled", nil, nil)
+	require.NoError(t, err)
+	// More than the bound plus what the stalled socket's buffers absorb.
+	const n = 6 << 20
+	channel := floodTerminal(t, reading, d, n)
+	for _, c := range []*ahpclient.Client{reading, stalled} {
+		_, _, err = c.Subscribe(ctx, channel)
+		require.NoError(t, err)
+	}
+	stalled.PauseReading()
+	_, err = reading.Dispatch(ctx, channel, ahpclient.InputAction("go\n"))
+	require.NoError(t, err)
+	// The stalled viewer resumes as soon as it was dropped, so that it
+	// reads the close frame behind what its socket still holds.
+	require.Eventually(t, func() bool { return d.metric("shellgate_slow_clients_dropped_total") >= 1 }, patience, 20*time.Millisecond)
+	stalled.ResumeReading()
+	require.NoError(t, stalled.WaitClosed(ctx))
+	code, reason := stalled.CloseStatus()
+	require.Equal(t, 1008, int(code))
+	require.Contains(t, reason, "behind")
+
+	text, err := reading.WaitOutput(ctx, channel, "flood-done")
+	require.NoError(t, err, "the viewer that kept reading got everything")
+	require.Equal(t, strings.Repeat("x", n)+"\nflood-done", text)
+	select {
+	case <-reading.Closed():
+		t.Fatal("the viewer that kept reading was closed")
+	default:
+	}
+	require.Equal(t, float64(1), d.metric("shellgate_slow_clients_dropped_total"), "the stalled viewer alone was closed")
 }
 
 func TestReconnectReplaysWhatWasMissed(t *testing.T) {

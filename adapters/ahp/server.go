@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -274,7 +273,7 @@ func (s *Server) Close(reason string) {
 
 // Serve runs one connection until it ends.
 func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
-	c := &conn{srv: s, pc: pc, sub: hub.NewSubscriber("", s.opts.QueueBytes), channels: map[string]bool{}, shape: newestShape}
+	c := &conn{srv: s, pc: pc, sub: s.hub.NewSubscriber("", s.opts.QueueBytes), channels: map[string]bool{}, shape: newestShape}
 	if s.opts.Gate == nil {
 		c.caller = gate.Caller{Root: true}
 	} else if tok := pc.Peer().Token; tok != "" {
@@ -313,11 +312,13 @@ func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
 		defer close(writerDone)
 		c.writeLoop(ctx)
 	}()
-	go c.closeWhenSlow(ctx)
+	c.sub.OnEnd(c.closeWhenSlow)
+	c.sub.SetDirect(func() { c.sendDirect(ctx) })
 	c.readLoop(ctx)
 	c.setCaller(c.who(), 0) // stops a pending sign-in expiry
 	s.hub.Remove(c.sub)
 	<-writerDone
+	c.closer.Wait()
 	_ = pc.Close(ports.CloseNormal, "")
 	s.forget(c)
 }
@@ -333,6 +334,7 @@ func (s *Server) forget(c *conn) {
 		return
 	}
 	rec.live = false
+	rec.conn = nil // a departed client keeps its cursor, not its connection
 	rec.channels = c.subscribed()
 	id := c.clientID
 	rec.expiry = s.clock.AfterFunc(s.opts.ReconnectGrace, func() {
@@ -359,11 +361,11 @@ type conn struct {
 	channels map[string]bool
 
 	closeOnce sync.Once
+	closer    sync.WaitGroup // a close for falling behind, under way
 
 	// wmu is held by whoever writes to pc: the writer goroutine, or the read
 	// loop sending its own answers.
-	wmu  sync.Mutex
-	wbuf []byte
+	wmu sync.Mutex
 	// shape is the negotiated version's wire shape; the read loop sets it
 	// (holding wmu) when the connection introduces itself.
 	shape shape
@@ -430,6 +432,19 @@ func (c *conn) readLoop(ctx context.Context) {
 	}
 }
 
+// sendDirect writes what the hub handed over on the producer's goroutine
+// (the pump's, for a lone viewer's output): a wake-up of the writer saved
+// per keystroke. When the writer or the read loop is writing, it is left to
+// them.
+func (c *conn) sendDirect(ctx context.Context) {
+	if !c.wmu.TryLock() {
+		c.sub.ReleaseDirect()
+		return
+	}
+	defer c.wmu.Unlock()
+	_ = c.send(ctx, c.sub.TakeDirect()) // a failed write closes the connection
+}
+
 // writeLoop sends queued answers and events in order until the subscriber
 // ends. A client that fell too far behind is closed with the reason.
 func (c *conn) writeLoop(ctx context.Context) {
@@ -449,12 +464,37 @@ func (c *conn) writeLoop(ctx context.Context) {
 }
 
 // send writes a batch in order; c.wmu is held. An error ends the
-// connection's writing: the write failed, or an answer closed it.
+// connection's writing: the write failed, or an answer closed it. Runs of
+// one terminal's output go out as one message each (up to maxMerged bytes),
+// assembled from the encoding every viewer shares; a lone event goes out as
+// that shared encoding itself. The connection keeps no buffer between
+// batches: an idle one holds none.
 func (c *conn) send(ctx context.Context, batch []hub.Event) error {
-	for _, ev := range coalesce(c.stillReadable(batch)) {
+	defer c.sub.Settle()
+	batch = c.stillReadable(batch)
+	var buf *[]byte // from bufPool, for merged runs and unshared events
+	defer func() {
+		if buf != nil {
+			putBuf(buf)
+		}
+	}()
+	scratch := func() []byte {
+		if buf == nil {
+			buf = getBuf()
+		}
+		return (*buf)[:0]
+	}
+	keep := func(msg []byte) {
+		if buf != nil && cap(msg) > cap(*buf) {
+			*buf = msg[:0] // grown: the larger one goes back to the pool
+		}
+	}
+	for i := 0; i < len(batch); {
+		ev := batch[i]
 		var msg []byte
 		var closeAfter string
 		var err error
+		j := i + 1
 		switch {
 		case ev.Reply != nil:
 			switch r := ev.Reply.(type) {
@@ -464,10 +504,25 @@ func (c *conn) send(ctx context.Context, batch []hub.Event) error {
 			case notification:
 				msg, err = r.encode()
 			}
+		case plainData(ev):
+			size := len(ev.Action.(terminal.Data).Data)
+			for j < len(batch) && plainData(batch[j]) && batch[j].Channel == ev.Channel && size < maxMerged {
+				size += len(batch[j].Action.(terminal.Data).Data)
+				j++
+			}
+			if j == i+1 {
+				msg, err = c.encoded(ev, scratch)
+			} else {
+				msg, err = c.merged(scratch(), batch[i:j])
+			}
+			if j > i+1 || ev.Encoded == nil {
+				keep(msg) // built in scratch, not the shared encoding
+			}
 		case ev.Action != nil:
-			msg, err = c.shape.appendEnvelope(c.wbuf[:0], ev, c.outgoing(ev.Action))
-			c.wbuf = msg
+			msg, err = c.shape.appendEnvelope(scratch(), ev, c.outgoing(ev.Action))
+			keep(msg)
 		}
+		i = j
 		if err != nil {
 			c.srv.log.Error("encoding a message", "err", err)
 			continue
@@ -480,12 +535,74 @@ func (c *conn) send(ctx context.Context, batch []hub.Event) error {
 			return err
 		}
 		c.srv.opts.Metrics.BytesSent(len(msg))
+		c.sub.Progress()
 		if closeAfter != "" {
 			c.close(ports.ClosePolicy, closeAfter)
 			return errClosedAfter
 		}
 	}
 	return nil
+}
+
+// maxMerged is about the most output one merged message carries: a long
+// run is cut there, so no message (and no buffer) grows without end.
+const maxMerged = 256 << 10
+
+// plainData is terminal output meant for every viewer: what is merged and
+// shared.
+func plainData(ev hub.Event) bool {
+	_, ok := ev.Action.(terminal.Data)
+	return ok && ev.Origin == nil && ev.Rejection == "" && ev.Audience == ""
+}
+
+// encoded is a lone data event's message: the encoding its viewers share,
+// made by the first of them; or, with no one to share with, made in scratch.
+func (c *conn) encoded(ev hub.Event, scratch func() []byte) ([]byte, error) {
+	if ev.Encoded == nil {
+		return dataEnvelope(scratch(), ev), nil
+	}
+	return ev.Encoded.Get(func() ([]byte, error) {
+		// Sized exactly: it lives as long as the slowest viewer's queue
+		// holds the event.
+		return dataEnvelope(make([]byte, 0, dataEnvelopeSize(ev)), ev), nil
+	})
+}
+
+// merged appends to buf one envelope carrying a run's output and the last
+// sequence number (the reduced state is the same as the run's). Each
+// event's escaped text is copied from its shared encoding when it has one.
+func (c *conn) merged(buf []byte, run []hub.Event) ([]byte, error) {
+	last := run[len(run)-1]
+	buf = appendDataPrefix(buf, last.Channel)
+	for _, ev := range run {
+		if ev.Encoded == nil {
+			buf = appendEscaped(buf, ev.Action.(terminal.Data).Data)
+			continue
+		}
+		enc, err := c.encoded(ev, nil)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, dataBody(enc, ev)...)
+	}
+	return appendDataSuffix(buf, last.Seq), nil
+}
+
+// bufPool lends the buffers messages are assembled in. A buffer grown past
+// maxPooled is let go instead of kept: one huge message must not pin its
+// size for ever.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+const maxPooled = maxMerged + 64<<10
+
+func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) > maxPooled {
+		return
+	}
+	*b = (*b)[:0]
+	bufPool.Put(b)
 }
 
 var errClosedAfter = errors.New("closed after an answer")
@@ -533,20 +650,18 @@ func (c *conn) stillReadable(batch []hub.Event) []hub.Event {
 }
 
 // closeWhenSlow closes the connection, with the reason, the moment its
-// queue overflows: the writer may be stuck in a write to a client that
-// stopped reading, and must not be what decides when it ends.
-func (c *conn) closeWhenSlow(ctx context.Context) {
-	select {
-	case <-c.sub.Done():
-	case <-ctx.Done():
+// subscriber is dropped for falling behind: the writer may be stuck in a
+// write to a client that stopped reading, and must not be what decides
+// when it ends. It runs where the hub drops the subscriber, so the close
+// (which waits for the peer) gets a goroutine of its own, only then.
+func (c *conn) closeWhenSlow(cause error) {
+	var slow *hub.SlowError
+	if !errors.As(cause, &slow) {
 		return
 	}
-	var slow *hub.SlowError
-	if err := c.sub.Err(); errors.As(err, &slow) {
-		c.srv.opts.Metrics.SlowClientDropped()
-		c.srv.log.Warn("closing a slow client", "client", c.sub.ClientID(), "reason", err.Error())
-		c.close(ports.ClosePolicy, err.Error())
-	}
+	c.srv.opts.Metrics.SlowClientDropped()
+	c.srv.log.Warn("closing a slow client", "client", c.sub.ClientID(), "reason", cause.Error())
+	c.closer.Go(func() { c.close(ports.ClosePolicy, cause.Error()) })
 }
 
 // outgoing adapts an action to this connection: another connection's
@@ -564,39 +679,6 @@ func (c *conn) outgoing(a terminal.Action) terminal.Action {
 		}
 	}
 	return a
-}
-
-// coalesce joins consecutive terminal/data events of one channel into one
-// envelope carrying the last sequence number; the reduced state is the same.
-func coalesce(batch []hub.Event) []hub.Event {
-	if len(batch) < 2 {
-		return batch
-	}
-	plainData := func(ev hub.Event) bool {
-		_, ok := ev.Action.(terminal.Data)
-		return ok && ev.Origin == nil && ev.Rejection == "" && ev.Audience == ""
-	}
-	out := batch[:0]
-	for i := 0; i < len(batch); {
-		j := i + 1
-		for plainData(batch[i]) && j < len(batch) && plainData(batch[j]) && batch[j].Channel == batch[i].Channel {
-			j++
-		}
-		if j == i+1 {
-			out = append(out, batch[i])
-			i = j
-			continue
-		}
-		var b strings.Builder
-		for _, ev := range batch[i:j] {
-			b.WriteString(ev.Action.(terminal.Data).Data)
-		}
-		merged := batch[j-1]
-		merged.Action = terminal.Data{Data: b.String()}
-		out = append(out, merged)
-		i = j
-	}
-	return out
 }
 
 // rootOnly is the directory of a server with no gate: nobody signs in, and

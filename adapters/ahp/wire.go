@@ -341,6 +341,9 @@ type wireOrigin struct {
 // terminal/data, the hot path, is written by hand; everything else goes
 // through encoding/json.
 func (sh shape) appendEnvelope(buf []byte, ev hub.Event, action terminal.Action) ([]byte, error) {
+	if d, ok := action.(terminal.Data); ok && ev.Origin == nil && ev.Rejection == "" {
+		return appendDataSuffix(appendEscaped(appendDataPrefix(buf, ev.Channel), d.Data), ev.Seq), nil
+	}
 	buf = append(buf, `{"jsonrpc":"2.0","method":"action","params":{"channel":`...)
 	buf = appendString(buf, ev.Channel)
 	buf = append(buf, `,"action":`...)
@@ -371,6 +374,54 @@ func (sh shape) appendEnvelope(buf []byte, ev hub.Event, action terminal.Action)
 	return append(buf, "}}"...), nil
 }
 
+// A terminal/data envelope with no origin is laid out as prefix, escaped
+// text, suffix, so a run of them merges by copying the escaped texts out of
+// their shared encodings (dataBody) between one prefix and one suffix.
+const (
+	dataHead = `{"jsonrpc":"2.0","method":"action","params":{"channel":`
+	dataMid  = `,"action":{"type":"terminal/data","data":"`
+	dataTail = `"},"serverSeq":`
+)
+
+func appendDataPrefix(buf []byte, channel string) []byte {
+	buf = append(buf, dataHead...)
+	buf = appendString(buf, channel)
+	return append(buf, dataMid...)
+}
+
+func appendDataSuffix(buf []byte, seq uint64) []byte {
+	buf = append(buf, dataTail...)
+	buf = strconv.AppendUint(buf, seq, 10)
+	return append(buf, "}}"...)
+}
+
+// dataEnvelope appends a plain terminal/data event's whole envelope.
+func dataEnvelope(buf []byte, ev hub.Event) []byte {
+	return appendDataSuffix(appendEscaped(appendDataPrefix(buf, ev.Channel), ev.Action.(terminal.Data).Data), ev.Seq)
+}
+
+// dataEnvelopeSize is dataEnvelope's exact length.
+func dataEnvelopeSize(ev hub.Event) int {
+	return len(dataHead) + escapedLen(ev.Channel) + 2 + len(dataMid) +
+		escapedLen(ev.Action.(terminal.Data).Data) + len(dataTail) + uintLen(ev.Seq) + 2
+}
+
+// dataBody is the escaped text inside ev's envelope enc (dataEnvelope's).
+func dataBody(enc []byte, ev hub.Event) []byte {
+	from := len(dataHead) + escapedLen(ev.Channel) + 2 + len(dataMid)
+	to := len(enc) - len(dataTail) - uintLen(ev.Seq) - 2
+	return enc[from:to]
+}
+
+func uintLen(v uint64) int {
+	n := 1
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
+}
+
 const hexDigits = "0123456789abcdef"
 
 // needsEscape marks the bytes a JSON string must escape.
@@ -387,7 +438,31 @@ var needsEscape = func() (t [256]bool) {
 // everything between them is copied in runs.
 func appendString(buf []byte, s string) []byte {
 	buf = append(buf, '"')
+	return append(appendEscaped(buf, s), '"')
+}
+
+// escapedLen is how many bytes appendEscaped appends for s.
+func escapedLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !needsEscape[c] {
+			continue
+		}
+		switch c {
+		case '"', '\\', '\n', '\r', '\t':
+			n++
+		default:
+			n += 5
+		}
+	}
+	return n
+}
+
+// appendEscaped appends s's JSON string escaping, without the quotes.
+func appendEscaped(buf []byte, s string) []byte {
 	start := 0
+
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !needsEscape[c] {
@@ -410,6 +485,5 @@ func appendString(buf []byte, s string) []byte {
 		}
 		start = i + 1
 	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
+	return append(buf, s[start:]...)
 }

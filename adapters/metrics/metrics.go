@@ -39,7 +39,13 @@ func New(host *terminals.Host) *Metrics {
 	terms := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "shellgate_terminals", Help: "Terminals open now (running or exited, until disposed).",
 	}, func() float64 { return float64(len(host.List())) })
-	m.registry.MustRegister(m.connections, m.bytesOut, m.slowDropped, terms,
+	pauses := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "shellgate_output_pauses_total", Help: "Times a terminal stopped reading its process because every viewer was behind.",
+	}, func() float64 { return float64(host.Hub().Pauses()) })
+	held := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "shellgate_client_bytes_held", Help: "Bytes queued or being written for every client together (max_client_memory caps it).",
+	}, func() float64 { return float64(host.Hub().Held()) })
+	m.registry.MustRegister(m.connections, m.bytesOut, m.slowDropped, terms, pauses, held,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

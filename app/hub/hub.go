@@ -1,13 +1,23 @@
 // Package hub fans actions out to subscribers. Every action on every channel
 // gets the next number of one host-wide sequence; a subscriber's snapshot and
 // its live stream are joined under the hub's lock, so nothing is lost or
-// doubled between them; each subscriber has its own bounded queue, and one
-// that falls behind is dropped with a reason instead of stalling anyone.
+// doubled between them; each subscriber has its own bounded queue.
+//
+// Flow control: a channel whose every subscriber holds more than the
+// high-water mark is paused (AwaitFlow blocks its producer) until one of
+// them is back under the low-water mark, so a terminal's process runs at the
+// pace of its fastest viewer. A subscriber that falls a whole bound behind
+// while others read on, and took nothing while that much arrived, is the
+// only one dropped, with a reason (one that reads on, only more slowly, is
+// given ReadingSlack bounds); so is the one furthest behind when every client
+// together holds more than the hub's total.
 package hub
 
 import (
+	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shellgate/shellgate/domain/terminal"
 )
@@ -38,6 +48,26 @@ type Event struct {
 	// ReplySize is about how many bytes Reply will take on the wire (its
 	// snapshots' text, say), counted against the subscriber's bound.
 	ReplySize int
+	// Encoded is shared by every subscriber an event published to a whole
+	// channel reaches, so its encoding is made once (nil for events meant
+	// for one subscriber, and in the replay ring).
+	Encoded *Encoded
+}
+
+// Encoded is an event's wire encoding, made by the first consumer that
+// needs it and shared with the others. The hub knows nothing of the wire:
+// it only gives every subscriber of one event the same place to keep it.
+type Encoded struct {
+	once sync.Once
+	b    []byte
+	err  error
+}
+
+// Get returns the encoding, calling encode the first time only. The bytes
+// are shared: callers must not change them.
+func (e *Encoded) Get(encode func() ([]byte, error)) ([]byte, error) {
+	e.once.Do(func() { e.b, e.err = encode() })
+	return e.b, e.err
 }
 
 // Options bound the hub's memory.
@@ -45,6 +75,14 @@ type Options struct {
 	// ReplayEvents and ReplayBytes bound the replay ring.
 	ReplayEvents int
 	ReplayBytes  int
+	// HighWater and LowWater are the flow-control marks, in bytes a
+	// subscriber holds: a channel whose every subscriber holds HighWater or
+	// more pauses until one is back at LowWater or less.
+	HighWater, LowWater int
+	// MaxClientBytes caps what every subscriber together holds; past it the
+	// one furthest behind is dropped (see shedLocked). 0 means
+	// DefaultMaxClientBytes; negative, no cap.
+	MaxClientBytes int64
 }
 
 // Defaults for Options.
@@ -53,6 +91,11 @@ const (
 	DefaultReplayBytes  = 8 << 20
 	// DefaultQueueBytes bounds one subscriber's queue.
 	DefaultQueueBytes = 8 << 20
+	// DefaultHighWater and DefaultLowWater are the flow-control marks.
+	DefaultHighWater = 512 << 10
+	DefaultLowWater  = 128 << 10
+	// DefaultMaxClientBytes caps what all subscribers hold together.
+	DefaultMaxClientBytes = 256 << 20
 )
 
 // Hub owns the sequence, the channels and their subscribers. Its lock also
@@ -63,6 +106,17 @@ type Hub struct {
 	seq      uint64
 	channels map[string]map[*Subscriber]struct{}
 	ring     ring
+	members  map[*Subscriber]struct{} // attached subscribers, for the total cap
+	direct   []*Subscriber            // to hand their events to once the lock is released
+
+	high, low int
+	maxHeld   int64
+	held      atomic.Int64 // bytes every attached subscriber holds
+	pauses    atomic.Int64 // AwaitFlow calls that had to wait
+
+	flowMu  sync.Mutex
+	resume  chan struct{} // closed and replaced whenever a pause may have ended
+	flowOff bool          // set by StopFlow: nothing pauses any more
 }
 
 // New returns an empty hub.
@@ -73,20 +127,116 @@ func New(o Options) *Hub {
 	if o.ReplayBytes <= 0 {
 		o.ReplayBytes = DefaultReplayBytes
 	}
+	if o.HighWater <= 0 {
+		o.HighWater = DefaultHighWater
+	}
+	if o.LowWater <= 0 || o.LowWater > o.HighWater {
+		o.LowWater = min(DefaultLowWater, o.HighWater/4)
+	}
+	if o.MaxClientBytes == 0 {
+		o.MaxClientBytes = DefaultMaxClientBytes
+	}
 	return &Hub{
 		channels: make(map[string]map[*Subscriber]struct{}),
 		ring:     ring{maxEvents: o.ReplayEvents, maxBytes: o.ReplayBytes},
+		members:  make(map[*Subscriber]struct{}),
+		high:     o.HighWater, low: o.LowWater, maxHeld: o.MaxClientBytes,
+		resume: make(chan struct{}),
 	}
+}
+
+// NewSubscriber returns a subscriber (as the package's NewSubscriber) that
+// counts toward the hub's total from its first queued byte.
+func (h *Hub) NewSubscriber(clientID string, limit int) *Subscriber {
+	s := NewSubscriber(clientID, limit)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.attach(h)
+	return s
+}
+
+// Held is how many bytes every subscriber together holds now.
+func (h *Hub) Held() int64 { return h.held.Load() }
+
+// Pauses is how many times a producer had to wait in AwaitFlow.
+func (h *Hub) Pauses() int64 { return h.pauses.Load() }
+
+// AwaitFlow returns once channel may take more output: at once while it has
+// no subscriber or any one of them is under the high-water mark, otherwise
+// when one is back under the low-water mark, leaves, or the channel closes.
+// It returns ctx's error if ctx ends first. A producer calls it before each
+// read, so a process nobody keeps up with waits in its own write.
+func (h *Hub) AwaitFlow(ctx context.Context, channel string) error {
+	for waited := false; ; waited = true {
+		h.flowMu.Lock()
+		woken, off := h.resume, h.flowOff
+		h.flowMu.Unlock()
+		if off || !h.Paused(channel) {
+			return nil
+		}
+		if !waited {
+			h.pauses.Add(1)
+		}
+		select {
+		case <-woken:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Paused reports whether channel's every subscriber (at least one) holds
+// the high-water mark or more.
+func (h *Hub) Paused(channel string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	subs := h.channels[channel]
+	if len(subs) == 0 {
+		return false
+	}
+	for s := range subs {
+		if !s.over.Load() {
+			return false
+		}
+	}
+	return true
+}
+
+// StopFlow ends flow control for good: every paused producer goes on, and
+// none pauses again (the host is stopping and its processes must drain).
+func (h *Hub) StopFlow() {
+	h.flowMu.Lock()
+	h.flowOff = true
+	h.flowMu.Unlock()
+	h.wakeFlow()
+}
+
+// wakeFlow makes every AwaitFlow look again.
+func (h *Hub) wakeFlow() {
+	h.flowMu.Lock()
+	defer h.flowMu.Unlock()
+	close(h.resume)
+	h.resume = make(chan struct{})
 }
 
 // Tx is the view of the hub inside Update; it is valid only during the call.
 type Tx struct{ h *Hub }
 
 // Update runs fn under the hub's lock. fn must not block or do I/O.
+//
+// A subscriber with a direct sender (SetDirect) that an event found idle,
+// the only one on its channel, is handed its events by calling that sender
+// here, once the lock is released: the goroutine that produced the event
+// writes it, with no wake-up of the consumer's own goroutine.
 func (h *Hub) Update(fn func(tx Tx)) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	fn(Tx{h})
+	direct := h.direct
+	h.direct = nil
+	h.mu.Unlock()
+	for _, s := range direct {
+		s.sendDirect()
+	}
 }
 
 // Seq is the current sequence number: the last one handed out.
@@ -113,6 +263,7 @@ func (tx Tx) Close(channel string) {
 		delete(s.channels, channel)
 	}
 	delete(tx.h.channels, channel)
+	tx.h.wakeFlow()
 }
 
 // Publish stamps the next sequence number on an action and queues it for
@@ -123,12 +274,48 @@ func (tx Tx) Publish(channel string, a terminal.Action, origin *Origin, audience
 	h.seq++
 	ev := Event{Channel: channel, Seq: h.seq, Action: a, Origin: origin, Audience: audience}
 	h.ring.push(ev)
-	for s := range h.channels[channel] {
+	subs := h.channels[channel]
+	if audience == "" && len(subs) > 1 {
+		ev.Encoded = &Encoded{}
+	}
+	for s := range subs {
 		if audience == "" || s.clientID == audience {
+			if len(subs) == 1 && eventSize(ev) <= maxDirect && s.pushDirect(ev) {
+				h.direct = append(h.direct, s)
+				continue
+			}
 			h.enqueue(s, ev)
 		}
 	}
+	h.shedLocked()
 	return h.seq
+}
+
+// maxDirect is the largest event handed to a direct sender: what a
+// keystroke brings back. Bigger output is a flood, which the consumer's own
+// goroutine writes, so the producer never waits in a write to a socket that
+// filled up; flow control paces it instead.
+const maxDirect = 1<<10 + 160
+
+// shedLocked drops the subscribers furthest behind until all of them
+// together hold no more than the cap; the caller holds h.mu. Furthest
+// behind is what arrived for a subscriber since its connection last wrote
+// a message: one that stopped reading goes before one that reads on,
+// however much the reader holds; among equals, the one holding most.
+func (h *Hub) shedLocked() {
+	for h.maxHeld > 0 && h.held.Load() > h.maxHeld {
+		var worst *Subscriber
+		var most [2]int
+		for s := range h.members {
+			if b := s.behind(); b[1] > 0 && (b[0] > most[0] || b[0] == most[0] && b[1] > most[1]) {
+				worst, most = s, b
+			}
+		}
+		if worst == nil {
+			return
+		}
+		h.drop(worst, &SlowError{Limit: int(h.maxHeld), Total: true})
+	}
 }
 
 // Reject queues a refused dispatch's echo for its sender alone: a
@@ -150,6 +337,7 @@ func (tx Tx) Reject(s *Subscriber, channel string, a terminal.Action, origin *Or
 func (tx Tx) Echo(s *Subscriber, channel string, a terminal.Action, origin *Origin, reason string) uint64 {
 	h := tx.h
 	h.seq++
+	s.attach(h)
 	ev := Event{Channel: channel, Seq: h.seq, Action: a, Origin: origin, Rejection: reason, Audience: s.clientID}
 	if s.clientID != "" {
 		h.ring.push(ev) // without a client id nobody could be replayed it alone
@@ -167,6 +355,7 @@ func (tx Tx) Subscribe(s *Subscriber, channel string) bool {
 	if !ok || s.Err() != nil {
 		return false
 	}
+	s.attach(tx.h)
 	subs[s] = struct{}{}
 	s.channels[channel] = struct{}{}
 	return true
@@ -196,6 +385,7 @@ func (h *Hub) Unsubscribe(s *Subscriber, channel string) {
 	defer h.mu.Unlock()
 	delete(h.channels[channel], s)
 	delete(s.channels, channel)
+	h.wakeFlow()
 }
 
 // Remove takes s off every channel and ends it with ErrUnsubscribed.
@@ -203,6 +393,7 @@ func (h *Hub) Remove(s *Subscriber) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.drop(s, ErrUnsubscribed)
+	delete(h.members, s)
 }
 
 func (h *Hub) enqueue(s *Subscriber, ev Event) {
@@ -218,4 +409,5 @@ func (h *Hub) drop(s *Subscriber, cause error) {
 	}
 	clear(s.channels)
 	s.end(cause)
+	delete(h.members, s)
 }

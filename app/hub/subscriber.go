@@ -4,35 +4,76 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shellgate/shellgate/domain/terminal"
 )
 
-// SlowError ends a subscriber whose queue outgrew its bound.
-type SlowError struct{ Limit int }
+// SlowError ends a subscriber that fell too far behind: past its own bound
+// (Limit), while others kept reading the same output, or furthest behind
+// of all when the daemon's total for its clients (Total) was reached.
+type SlowError struct {
+	Limit int
+	// Total is set when the subscriber was shed to keep every client's
+	// pending bytes together under the hub's MaxClientBytes.
+	Total bool
+}
 
 func (e *SlowError) Error() string {
+	if e.Total {
+		return fmt.Sprintf("the host holds %d bytes for its clients and this one was furthest behind; reconnect to resume", e.Limit)
+	}
 	return fmt.Sprintf("this client fell more than %d bytes behind the terminal output; reconnect to resume", e.Limit)
 }
 
 // Subscriber is one consumer's queue (one connection). The hub appends to it
-// without ever waiting; the consumer drains it with Next.
+// without ever waiting; the consumer drains it with Next, or with Take and
+// then Settle once what it took has been written.
+//
+// What the subscriber holds is counted from the moment an event is queued
+// until the consumer settles the batch it took: an event being written to a
+// slow socket weighs as much as one still queued. That count is what flow
+// control (the hub's marks) and the bound look at.
 type Subscriber struct {
 	clientID string // written under both the hub's lock and mu; read under either
 	limit    int
 	channels map[string]struct{} // guarded by the hub's lock
+	hub      *Hub                // set once, under the hub's lock, when first attached
 
-	mu     sync.Mutex
-	queue  []Event
-	bytes  int
-	cause  error
-	held   bool // the consumer will take the queue itself: pushes do not wake Next
-	wake   chan struct{}
-	closed chan struct{}
+	// over is true from the moment the subscriber holds HighWater bytes
+	// until it is back under LowWater; the hub reads it under its own lock.
+	over atomic.Bool
+
+	mu       sync.Mutex
+	queue    []Event
+	bytes    int // queued plus in flight
+	inFlight int // taken, not yet settled
+	// received counts every byte ever queued; progressAt is what it was
+	// when the consumer last reported a message written (Progress, Settle).
+	received, progressAt int
+	cause                error
+	held                 bool // the consumer will take the queue itself: pushes do not wake Next
+	onEnd                func(error)
+	direct               func() // SetDirect's sender
+	directed             bool   // an event waits for direct; pushes do not wake Next
+	wake                 chan struct{}
+	closed               chan struct{}
+}
+
+// OnEnd has f called with the cause when the subscriber ends, on the
+// goroutine that ends it, which may hold the hub's lock: f must not block
+// or call into the hub. It saves a consumer a goroutine that only waits on
+// Done to learn why.
+func (s *Subscriber) OnEnd(f func(error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onEnd = f
 }
 
 // NewSubscriber returns a subscriber for clientID whose queue holds at most
-// limit bytes of pending events (0 means DefaultQueueBytes).
+// limit bytes of pending events (0 means DefaultQueueBytes). It joins a
+// hub's flow control and total when first subscribed; Hub.NewSubscriber
+// joins at once, so its answers count from the first.
 func NewSubscriber(clientID string, limit int) *Subscriber {
 	if limit <= 0 {
 		limit = DefaultQueueBytes
@@ -53,6 +94,79 @@ func (s *Subscriber) ClientID() string {
 	return s.clientID
 }
 
+// Pending is how many bytes the subscriber holds: queued, and taken but not
+// yet settled.
+func (s *Subscriber) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytes
+}
+
+// SetDirect gives the subscriber a sender the hub may call, on the
+// producer's goroutine and outside its lock, when an event reaches the
+// subscriber idle (nothing held, nobody taking the queue) as the only one on
+// its channel, and is small (about a keystroke's output: at most 1 KiB). send must take the queue (TakeDirect) and write it, or, when
+// the consumer is busy writing, leave it to the consumer (ReleaseDirect).
+// A lone viewer's keystroke echo then costs no wake-up of the consumer's
+// goroutine; a backlog is never written this way.
+func (s *Subscriber) SetDirect(send func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.direct = send
+}
+
+// pushDirect queues ev without waking Next when s is idle and has a direct
+// sender, and reports whether it did; the caller then calls sendDirect.
+func (s *Subscriber) pushDirect(ev Event) bool {
+	s.mu.Lock()
+	if s.direct == nil || s.bytes > 0 || s.held || s.directed || s.cause != nil {
+		s.mu.Unlock()
+		return false
+	}
+	s.directed = true
+	s.held = true
+	s.mu.Unlock()
+	if err := s.push(ev); err != nil { // cannot fail on an empty queue but for a huge event
+		s.mu.Lock()
+		s.directed, s.held = false, false
+		s.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+func (s *Subscriber) sendDirect() {
+	s.mu.Lock()
+	send := s.direct
+	s.mu.Unlock()
+	send()
+}
+
+// TakeDirect is TakeHeld for a direct sender.
+func (s *Subscriber) TakeDirect() []Event {
+	s.mu.Lock()
+	s.directed = false
+	s.mu.Unlock()
+	return s.TakeHeld()
+}
+
+// ReleaseDirect leaves what the hub handed the direct sender to the
+// consumer's own goroutine (waking it).
+func (s *Subscriber) ReleaseDirect() {
+	s.mu.Lock()
+	s.directed = false
+	s.mu.Unlock()
+	s.Release()
+}
+
+// behind is what arrived since the consumer last wrote a message, and what
+// the subscriber holds.
+func (s *Subscriber) behind() [2]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return [2]int{s.received - s.progressAt, s.bytes}
+}
+
 // push appends ev, or reports that the bound is exceeded.
 func (s *Subscriber) push(ev Event) error {
 	s.mu.Lock()
@@ -62,10 +176,23 @@ func (s *Subscriber) push(ev Event) error {
 	}
 	size := eventSize(ev)
 	if s.bytes+size > s.limit {
-		return &SlowError{Limit: s.limit}
+		// Past the bound: a subscriber that wrote nothing while a whole
+		// bound more arrived has stopped reading; one that reads on, only
+		// more slowly than the others, is given ReadingSlack bounds.
+		stalled := s.received+size-s.progressAt > s.limit
+		if stalled || s.bytes+size > ReadingSlack*s.limit {
+			return &SlowError{Limit: s.limit}
+		}
 	}
+	s.received += size
 	s.queue = append(s.queue, ev)
 	s.bytes += size
+	if h := s.hub; h != nil {
+		h.held.Add(int64(size))
+		if s.bytes >= h.high {
+			s.over.Store(true)
+		}
+	}
 	if !s.held {
 		s.signalLocked()
 	}
@@ -111,13 +238,24 @@ func (s *Subscriber) TakeHeld() []Event {
 
 func (s *Subscriber) end(cause error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.cause != nil {
+		s.mu.Unlock()
 		return
 	}
 	s.cause = cause
-	s.queue, s.bytes = nil, 0
+	freed := s.bytes
+	s.queue, s.bytes, s.inFlight = nil, 0, 0
 	close(s.closed)
+	h, onEnd := s.hub, s.onEnd
+	s.mu.Unlock()
+	s.over.Store(false)
+	if h != nil {
+		h.held.Add(-int64(freed))
+		h.wakeFlow()
+	}
+	if onEnd != nil {
+		onEnd(cause)
+	}
 }
 
 // Reply queues a connection's own message behind everything already queued.
@@ -137,10 +275,11 @@ func (s *Subscriber) ReplySized(v any, size int) bool {
 	return s.Err() == nil
 }
 
-// Next waits for pending events and returns them all, oldest first. It
-// returns the cause once the subscriber has ended, and ctx's error when ctx
-// ends first.
+// Next waits for pending events and returns them all, oldest first; the
+// batch it returned before is settled first. It returns the cause once the
+// subscriber has ended, and ctx's error when ctx ends first.
 func (s *Subscriber) Next(ctx context.Context) ([]Event, error) {
+	s.Settle()
 	for {
 		if err := s.Wait(ctx); err != nil {
 			return nil, err
@@ -176,16 +315,84 @@ func (s *Subscriber) Wait(ctx context.Context) error {
 }
 
 // Take returns the pending events, oldest first, without waiting: none
-// once the subscriber has ended.
+// once the subscriber has ended. They stay counted as held until Settle
+// (or the next Take): the consumer is writing them.
 func (s *Subscriber) Take() []Event {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.cause != nil {
+		s.mu.Unlock()
 		return nil
 	}
+	wake := s.settleLocked()
 	batch := s.queue
-	s.queue, s.bytes = nil, 0
+	s.queue = nil
+	s.inFlight = s.bytes
+	s.mu.Unlock()
+	if wake != nil {
+		wake.wakeFlow()
+	}
 	return batch
+}
+
+// Settle tells the subscriber that what was last taken has been written (or
+// dropped): it no longer counts as held. A subscriber back under the hub's
+// low-water mark lets a paused terminal read again.
+func (s *Subscriber) Settle() {
+	s.mu.Lock()
+	wake := s.settleLocked()
+	s.mu.Unlock()
+	if wake != nil {
+		wake.wakeFlow()
+	}
+}
+
+// ReadingSlack is how many bounds behind a subscriber that keeps reading
+// may fall before it is dropped: past one bound, only a subscriber that
+// wrote nothing while a whole bound more arrived is dropped.
+const ReadingSlack = 4
+
+// Progress tells the subscriber that one more message of what it took has
+// been written: it is reading, however far behind it is.
+func (s *Subscriber) Progress() {
+	s.mu.Lock()
+	s.progressAt = s.received
+	s.mu.Unlock()
+}
+
+// settleLocked releases the batch in flight; it returns the hub to wake
+// when that took the subscriber from over the high-water mark to under the
+// low one, else nil.
+func (s *Subscriber) settleLocked() *Hub {
+	if s.inFlight == 0 {
+		return nil
+	}
+	s.bytes -= s.inFlight
+	s.progressAt = s.received
+	h := s.hub
+	if h != nil {
+		h.held.Add(-int64(s.inFlight))
+	}
+	s.inFlight = 0
+	if h != nil && s.bytes <= h.low && s.over.Load() {
+		s.over.Store(false)
+		return h
+	}
+	return nil
+}
+
+// attach joins s to h's flow control and total; the caller holds h's lock.
+func (s *Subscriber) attach(h *Hub) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hub != nil || s.cause != nil {
+		return
+	}
+	s.hub = h
+	h.held.Add(int64(s.bytes))
+	if s.bytes >= h.high {
+		s.over.Store(true)
+	}
+	h.members[s] = struct{}{}
 }
 
 // Done is closed when the subscriber has ended.

@@ -521,6 +521,9 @@ func (h *Host) Stop(ctx context.Context) error {
 			}
 		}
 	}
+	// Every process must drain to its end now, however far behind its
+	// viewers are.
+	h.hub.StopFlow()
 	signalAll(syscall.SIGTERM)
 	killer := h.clock.AfterFunc(h.cfg.StopGrace, func() { signalAll(syscall.SIGKILL) })
 	defer killer.Stop()

@@ -139,6 +139,10 @@ func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 		marks = nil
 	}
 	for {
+		// Flow control: while every viewer is far behind, the output stays
+		// in the kernel's buffer and the process waits in its write, at
+		// the pace of the fastest viewer. With no viewer it never waits.
+		_ = t.host.hub.AwaitFlow(context.Background(), t.uri)
 		var buf []byte
 		var n int
 		var err error

@@ -35,9 +35,19 @@ type Config struct {
 	// shows the alternate screen, which late viewers are drawn from (the
 	// snapshot's shellgate/screen).
 	ScreenModel bool `yaml:"screen_model"`
-	// ClientQueueBytes bounds how far one client may fall behind before it
-	// is closed with a reason.
+	// ClientQueueBytes bounds how far one client may fall behind the
+	// others before it is closed with a reason (a client alone, or every
+	// client of a terminal, is paced instead: see the marks).
 	ClientQueueBytes int `yaml:"client_queue_bytes"`
+	// ClientHighWater and ClientLowWater are the flow-control marks: a
+	// terminal whose every viewer holds ClientHighWater bytes not yet
+	// written to it stops reading its process until one is back at
+	// ClientLowWater.
+	ClientHighWater Bytes `yaml:"client_high_water"`
+	ClientLowWater  Bytes `yaml:"client_low_water"`
+	// MaxClientMemory caps the bytes held for every client together; past
+	// it the client furthest behind is closed. 0: no cap.
+	MaxClientMemory Bytes `yaml:"max_client_memory"`
 	// RequestHeaderTimeout bounds how long an HTTP request's headers may
 	// take to arrive; RequestBodyTimeout bounds its body, from the moment
 	// its headers are in. A client that trickles either is cut off.
@@ -87,6 +97,9 @@ func defaultConfig() Config {
 		ScrollbackChars:               200_000,
 		StopGrace:                     5 * time.Second,
 		ClientQueueBytes:              8 << 20,
+		ClientHighWater:               512 << 10,
+		ClientLowWater:                128 << 10,
+		MaxClientMemory:               256 << 20,
 		RequestHeaderTimeout:          10 * time.Second,
 		RequestBodyTimeout:            30 * time.Second,
 		SignInGrace:                   2 * time.Minute,
@@ -119,6 +132,9 @@ func loadConfig(path string) (Config, error) {
 		return cfg, fmt.Errorf("config %s: %s", path, configProblem(err))
 	}
 	if err := checkHosts(cfg.Hosts); err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := cfg.checkMarks(); err != nil {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
 	return cfg, nil
@@ -170,6 +186,18 @@ func configProblem(err error) string {
 		lines = append(lines, e)
 	}
 	return strings.Join(lines, "; ")
+}
+
+// checkMarks refuses marks that cannot work: a terminal must resume below
+// where it paused, and pause well before a viewer is a whole bound behind.
+func (c Config) checkMarks() error {
+	switch {
+	case c.ClientLowWater <= 0 || c.ClientHighWater <= c.ClientLowWater:
+		return fmt.Errorf("client_low_water (%d) must be above 0 and below client_high_water (%d)", c.ClientLowWater, c.ClientHighWater)
+	case int64(c.ClientHighWater) > int64(c.ClientQueueBytes)/2:
+		return fmt.Errorf("client_high_water (%d) must be at most half of client_queue_bytes (%d), or viewers that keep up would be closed", c.ClientHighWater, c.ClientQueueBytes)
+	}
+	return nil
 }
 
 // configFromFlags loads the config named by --config and applies the flags

@@ -73,7 +73,7 @@ func daemonOptions(cfg Config, logOut io.Writer) fx.Option {
 			newHTTPServer,
 		),
 		sandboxOptions(),
-		hub.Module,
+		fx.Provide(newHub),
 		terminals.Module,
 		signInOptions(),
 		agentOptions(cfg),
@@ -81,6 +81,15 @@ func daemonOptions(cfg Config, logOut io.Writer) fx.Option {
 		fx.Invoke(sweepDuringStop),
 		fx.Invoke(func(*httpServer) {}),
 	)
+}
+
+// newHub is the hub with the configured flow-control marks and total.
+func newHub(cfg Config) *hub.Hub {
+	total := int64(cfg.MaxClientMemory)
+	if total == 0 {
+		total = -1 // no cap
+	}
+	return hub.New(hub.Options{HighWater: int(cfg.ClientHighWater), LowWater: int(cfg.ClientLowWater), MaxClientBytes: total})
 }
 
 func newDaemon(cfg Config, logOut io.Writer, extra ...fx.Option) *daemon {

@@ -56,6 +56,9 @@ func TestQuickRunMeasuresEveryFigure(t *testing.T) {
 			require.Positive(t, d, "%s start", name)
 		}
 		require.Len(t, res.rss[side], len(cfg.idle), name)
+		if side == sg {
+			require.Len(t, res.rssConn, len(cfg.idle), "shellgate, a connection each")
+		}
 		for _, v := range res.rss[side] {
 			require.Positive(t, v, "%s RSS", name)
 		}

@@ -51,7 +51,8 @@ type results struct {
 	startsLost [2]int // start runs whose "ready" never came (not timed)
 	lost       [2]int // exit runs whose line never came
 	rss        [2][]int64
-	load       string // the 1-minute load average when the run began
+	rssConn    []int64 // shellgate, each terminal on a connection of its own
+	load       string  // the 1-minute load average when the run began
 }
 
 func (c config) say(format string, args ...any) {
@@ -89,6 +90,12 @@ func measure(ctx context.Context, cfg config) (res *results, err error) {
 		return sgIdleRSS(ctx, d, cfg.idle)
 	}); err != nil {
 		return nil, fmt.Errorf("idle terminals: %w", err)
+	}
+	cfg.say("idle terminals %v, a connection each: shellgate", cfg.idle)
+	if res.rssConn, err = withDaemon(ctx, bin, dir, func(d *daemon) ([]int64, error) {
+		return sgIdleRSSPerConn(ctx, d, cfg.idle)
+	}); err != nil {
+		return nil, fmt.Errorf("idle terminals, a connection each: %w", err)
 	}
 	cfg.say("idle terminals %v: plain", cfg.idle)
 	if res.rss[pl], err = plainIdleRSS(ctx, cfg.idle); err != nil {

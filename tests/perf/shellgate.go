@@ -141,3 +141,33 @@ func sgIdleRSS(ctx context.Context, d *daemon, counts []int) ([]int64, error) {
 	}
 	return out, nil
 }
+
+// sgIdleRSSPerConn is sgIdleRSS as people use the daemon: each terminal
+// created and watched over a connection of its own, all left open.
+func sgIdleRSSPerConn(ctx context.Context, d *daemon, counts []int) ([]int64, error) {
+	var conns []*wsClient
+	defer func() {
+		for _, c := range conns {
+			c.close()
+		}
+	}()
+	var out []int64
+	for _, n := range counts {
+		for len(conns) < n {
+			c, err := d.dial(ctx)
+			if err != nil {
+				return nil, err
+			}
+			conns = append(conns, c)
+			if _, err := c.open(ctx, fmt.Sprintf("ahp-terminal:/perf-conn-%d", len(conns)), "", true); err != nil {
+				return nil, err
+			}
+		}
+		v, err := settledRSS(ctx, d.pid())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

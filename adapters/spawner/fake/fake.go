@@ -398,6 +398,14 @@ func (p *Process) Spec() ports.SpawnSpec {
 // Done is closed when the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
+// Unread is how many bytes of emitted output the holder has not read yet:
+// what a real process would find waiting in its pipe (or be blocked on).
+func (p *Process) Unread() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.out) + len(p.errOut)
+}
+
 // Emit writes s to the process's output. It fails once the output is closed
 // (the process exited with nothing holding it) or the holder closed the
 // process.

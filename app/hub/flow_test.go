@@ -1,0 +1,274 @@
+package hub_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shellgate/shellgate/app/hub"
+	"github.com/shellgate/shellgate/domain/terminal"
+)
+
+// flowHub is a hub with small marks: a subscriber is over at 1000 bytes
+// held and back under at 200.
+func flowHub(total int64) *hub.Hub {
+	h := hub.New(hub.Options{HighWater: 1000, LowWater: 200, MaxClientBytes: total})
+	h.Update(func(tx hub.Tx) { tx.Open("T") })
+	return h
+}
+
+func publish(h *hub.Hub, channel string, n int) {
+	h.Update(func(tx hub.Tx) { tx.Publish(channel, terminal.Data{Data: strings.Repeat("x", n)}, nil, "") })
+}
+
+// awaited reports whether AwaitFlow would return now (it is given a context
+// that has already ended, so it cannot wait).
+func awaited(h *hub.Hub, channel string) bool {
+	c, cancel := context.WithCancel(context.Background())
+	cancel()
+	return h.AwaitFlow(c, channel) == nil
+}
+
+func TestChannelPausesOnlyWhileEverySubscriberIsPastTheHighWaterMark(t *testing.T) {
+	h := flowHub(-1)
+	a, b := hub.NewSubscriber("a", 0), hub.NewSubscriber("b", 0)
+	subscribe(t, h, a, "T")
+	subscribe(t, h, b, "T")
+
+	publish(h, "T", 900) // 900 + the envelope's allowance: both over
+	require.True(t, h.Paused("T"))
+	require.False(t, awaited(h, "T"), "the producer waits")
+
+	batch := a.Take()
+	require.Len(t, batch, 1)
+	require.True(t, h.Paused("T"), "what a took is still being written: it still counts")
+	a.Settle()
+	require.False(t, h.Paused("T"), "one subscriber that caught up is enough")
+	require.True(t, awaited(h, "T"))
+	require.NoError(t, a.Err())
+	require.NoError(t, b.Err(), "the one behind is not dropped for being behind the pace")
+	h.Remove(a)
+	require.True(t, h.Paused("T"), "b alone is still past the mark")
+	h.Remove(b)
+	require.False(t, h.Paused("T"))
+}
+
+func TestPausedChannelResumesOnlyUnderTheLowWaterMark(t *testing.T) {
+	h := flowHub(-1)
+	s := hub.NewSubscriber("s", 0)
+	subscribe(t, h, s, "T")
+	publish(h, "T", 900)
+	require.True(t, h.Paused("T"))
+
+	_ = s.Take()
+	publish(h, "T", 200) // taken or not, 360 bytes are still held
+	s.Settle()
+	require.Equal(t, 360, s.Pending())
+	require.True(t, h.Paused("T"), "above the low-water mark: still paused")
+	_ = s.Take()
+	s.Settle()
+	require.Zero(t, s.Pending())
+	require.False(t, h.Paused("T"))
+}
+
+func TestAwaitFlowWakesWhenTheSubscriberCatchesUpLeavesOrTheChannelCloses(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		leave func(h *hub.Hub, s *hub.Subscriber)
+	}{
+		{"catches up", func(_ *hub.Hub, s *hub.Subscriber) { _ = s.Take(); s.Settle() }},
+		{"unsubscribes", func(h *hub.Hub, s *hub.Subscriber) { h.Unsubscribe(s, "T") }},
+		{"is removed", func(h *hub.Hub, s *hub.Subscriber) { h.Remove(s) }},
+		{"channel closes", func(h *hub.Hub, _ *hub.Subscriber) { h.Update(func(tx hub.Tx) { tx.Close("T") }) }},
+		{"flow stops", func(h *hub.Hub, _ *hub.Subscriber) { h.StopFlow() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := flowHub(-1)
+			s := hub.NewSubscriber("s", 0)
+			subscribe(t, h, s, "T")
+			publish(h, "T", 900)
+			waited := make(chan error, 1)
+			go func() { waited <- h.AwaitFlow(ctx(t), "T") }()
+			tc.leave(h, s)
+			require.NoError(t, <-waited)
+			h.Remove(s)
+		})
+	}
+}
+
+func TestChannelWithoutSubscribersNeverPauses(t *testing.T) {
+	h := flowHub(-1)
+	for range 10 {
+		publish(h, "T", 5000)
+	}
+	require.False(t, h.Paused("T"))
+	require.True(t, awaited(h, "T"))
+}
+
+func TestSubscriberAWholeBoundBehindTheOthersIsTheOnlyOneDropped(t *testing.T) {
+	h := flowHub(-1)
+	stalled := hub.NewSubscriber("stalled", 4000)
+	reading := hub.NewSubscriber("reading", 4000)
+	subscribe(t, h, stalled, "T")
+	subscribe(t, h, reading, "T")
+	for range 10 {
+		require.True(t, awaited(h, "T"), "the reading subscriber keeps the channel going")
+		publish(h, "T", 600)
+		_, err := reading.Next(ctx(t))
+		require.NoError(t, err)
+		reading.Settle() // written
+	}
+	var slow *hub.SlowError
+	require.ErrorAs(t, stalled.Err(), &slow)
+	require.False(t, slow.Total)
+	require.NoError(t, reading.Err())
+	h.Remove(reading)
+}
+
+func TestTotalCapShedsTheSubscriberHoldingMostFirst(t *testing.T) {
+	h := flowHub(3000)
+	h.Update(func(tx hub.Tx) { tx.Open("U") })
+	most, less := h.NewSubscriber("most", 0), h.NewSubscriber("less", 0)
+	subscribe(t, h, most, "T")
+	subscribe(t, h, less, "U")
+	publish(h, "T", 1800)
+	publish(h, "U", 500)
+	require.NoError(t, most.Err())
+	require.Equal(t, int64(1960+660), h.Held())
+
+	publish(h, "U", 500) // 3280 held in all: past the cap
+	var slow *hub.SlowError
+	require.ErrorAs(t, most.Err(), &slow)
+	require.True(t, slow.Total)
+	require.Contains(t, slow.Error(), "furthest behind")
+	require.NoError(t, less.Err())
+	require.Equal(t, int64(2*660), h.Held(), "what the shed one held is no longer counted")
+	h.Remove(most)
+	h.Remove(less)
+	require.Zero(t, h.Held())
+}
+
+func TestOneEventReachesEverySubscriberWithOneSharedEncoding(t *testing.T) {
+	h := flowHub(-1)
+	a, b := hub.NewSubscriber("a", 0), hub.NewSubscriber("b", 0)
+	subscribe(t, h, a, "T")
+	subscribe(t, h, b, "T")
+	publish(h, "T", 10)
+	ea, eb := drain(t, a, 1)[0], drain(t, b, 1)[0]
+	require.NotNil(t, ea.Encoded)
+	require.Same(t, ea.Encoded, eb.Encoded)
+	calls := 0
+	encode := func() ([]byte, error) { calls++; return []byte("enc"), nil }
+	got, err := ea.Encoded.Get(encode)
+	require.NoError(t, err)
+	again, err := eb.Encoded.Get(encode)
+	require.NoError(t, err)
+	require.Equal(t, "enc", string(got))
+	require.Equal(t, "enc", string(again))
+	require.Equal(t, 1, calls, "encoded once for both")
+
+	events, ok := replay(h, a, 0, "T")
+	require.True(t, ok)
+	require.Nil(t, events[0].Encoded, "the replay ring keeps no encoding alive")
+	h.Remove(a)
+	h.Remove(b)
+}
+
+func TestLoneIdleSubscriberIsHandedItsEventOnThePublishersGoroutine(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		others int  // other subscribers on the channel
+		busy   bool // something is already held for it
+		direct bool
+	}{
+		{"alone and idle", 0, false, true},
+		{"with another viewer", 1, false, false},
+		{"with a backlog", 0, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := flowHub(-1)
+			s := hub.NewSubscriber("s", 0)
+			var handed []hub.Event
+			s.SetDirect(func() { handed = append(handed, s.TakeDirect()...) })
+			subscribe(t, h, s, "T")
+			for i := range tc.others {
+				o := hub.NewSubscriber(fmt.Sprint("o", i), 0)
+				subscribe(t, h, o, "T")
+				defer h.Remove(o)
+			}
+			if tc.busy {
+				publish(h, "T", 10)
+				handed = nil
+			}
+			publish(h, "T", 10)
+			if tc.direct {
+				require.Len(t, handed, 1, "sent by the publisher, after the hub's lock")
+				require.Empty(t, s.Take(), "nothing left for the consumer's goroutine")
+			} else {
+				require.Empty(t, handed)
+				require.NotEmpty(t, s.Take(), "left for the consumer")
+			}
+			h.Remove(s)
+		})
+	}
+}
+
+func TestDirectSenderThatFindsTheConsumerBusyLeavesTheEventToIt(t *testing.T) {
+	h := flowHub(-1)
+	s := hub.NewSubscriber("s", 0)
+	s.SetDirect(func() { s.ReleaseDirect() })
+	subscribe(t, h, s, "T")
+	publish(h, "T", 10)
+	batch, err := s.Next(ctx(t))
+	require.NoError(t, err, "the consumer was woken for it")
+	require.Len(t, batch, 1)
+	h.Remove(s)
+}
+
+func TestSubscriberThatReadsOnIsGivenSlackAndOneThatStoppedIsNot(t *testing.T) {
+	h := flowHub(-1)
+	reading := hub.NewSubscriber("reading", 4000)
+	stalled := hub.NewSubscriber("stalled", 4000)
+	fastest := hub.NewSubscriber("fastest", 0)
+	for _, s := range []*hub.Subscriber{reading, stalled, fastest} {
+		subscribe(t, h, s, "T")
+	}
+	for range 12 { // 12 × 760 bytes: over two bounds
+		publish(h, "T", 600)
+		_, err := fastest.Next(ctx(t))
+		require.NoError(t, err)
+		fastest.Settle()
+		reading.Progress() // one more message of what it holds went out
+	}
+	var slow *hub.SlowError
+	require.ErrorAs(t, stalled.Err(), &slow, "wrote nothing while a whole bound arrived")
+	require.NoError(t, reading.Err(), "more than a bound behind, but reading")
+	require.Greater(t, reading.Pending(), 4000)
+	for range 20 {
+		publish(h, "T", 600)
+		reading.Progress()
+	}
+	require.ErrorAs(t, reading.Err(), &slow, "past ReadingSlack bounds even a reader is dropped")
+	h.Remove(fastest)
+}
+
+func TestTotalCapShedsOneThatStoppedReadingBeforeAReaderHoldingMore(t *testing.T) {
+	h := flowHub(3000)
+	h.Update(func(tx hub.Tx) { tx.Open("U") })
+	reader, stopped := h.NewSubscriber("reader", 0), h.NewSubscriber("stopped", 0)
+	subscribe(t, h, reader, "T")
+	subscribe(t, h, stopped, "U")
+	publish(h, "U", 900)  // 1060 held
+	publish(h, "T", 1500) // 1660 held: 2720 in all
+	reader.Progress()     // it wrote a message of what it holds: it reads on
+	publish(h, "U", 300)  // past the cap
+	var slow *hub.SlowError
+	require.ErrorAs(t, stopped.Err(), &slow)
+	require.True(t, slow.Total)
+	require.NoError(t, reader.Err(), "the reader holds more, but it reads")
+	h.Remove(reader)
+	h.Remove(stopped)
+}

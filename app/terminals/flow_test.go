@@ -1,0 +1,111 @@
+package terminals_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shellgate/shellgate/adapters/clock"
+	"github.com/shellgate/shellgate/adapters/spawner/fake"
+	"github.com/shellgate/shellgate/app/hub"
+	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/domain/terminal"
+)
+
+// flood is more output than a subscriber's bound in one go.
+const (
+	flowBytes  = 1 << 20
+	highWater  = 64 << 10
+	lowWater   = 16 << 10
+	readBuf    = 4 << 10
+	queueBound = 256 << 10 // a quarter of the flood
+)
+
+// floodHost is a host over the fake spawner whose "flood" program emits
+// flowBytes of output at once, then exits 0; its hub has small marks.
+func floodHost(t *testing.T) (*terminals.Host, *hub.Hub, *fake.Spawner) {
+	t.Helper()
+	sp := fake.New()
+	text := strings.Repeat("0123456789abcde\n", flowBytes/16)
+	sp.Register("sh", func(p *fake.Process) terminal.ExitStatus {
+		if p.Emit(text) != nil {
+			return terminal.ExitedWith(1)
+		}
+		return terminal.ExitedWith(0)
+	})
+	h := hub.New(hub.Options{HighWater: highWater, LowWater: lowWater})
+	host := terminals.New(terminals.Config{Shell: "/bin/sh", Dir: t.TempDir(), ReadBufferSize: readBuf, ScrollbackLimit: 2 * flowBytes}, h, sp, clock.System())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		require.NoError(t, host.Stop(ctx))
+	})
+	return host, h, sp
+}
+
+func TestTerminalWhoseOnlySubscriberStopsReadingIsPausedNotDroppedAndResumes(t *testing.T) {
+	host, h, sp := floodHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	// The subscriber is there before any output, so it must get all of it.
+	s := h.NewSubscriber("slow", queueBound)
+	defer h.Remove(s)
+	term, err := host.Create(ctx, terminals.Spec{URI: "ahp-terminal:/flood", Command: "flood", Claim: terminal.ClientHolds("x")})
+	require.NoError(t, err)
+	subscribe(t, host, s, term.URI())
+	proc, err := sp.Next(ctx)
+	require.NoError(t, err)
+
+	// Not reading: the host stops taking the process's output once the
+	// subscriber holds the high-water mark.
+	require.Eventually(t, func() bool { return h.Paused(term.URI()) }, waitFor, time.Millisecond)
+	require.NoError(t, s.Err(), "paused, not dropped")
+	require.LessOrEqual(t, s.Pending(), highWater+2*(readBuf+200), "the pump stopped reading near the mark")
+	require.Greater(t, proc.Unread(), flowBytes-queueBound, "the rest waits in the process's pipe")
+	select {
+	case <-term.Done():
+		t.Fatal("the exit was announced before the output drained")
+	default:
+	}
+
+	// Reading again: everything arrives, in order, and then the exit.
+	var got strings.Builder
+	for {
+		batch, err := s.Next(ctx)
+		require.NoError(t, err, "the subscriber is never dropped")
+		exited := false
+		for _, ev := range batch {
+			switch a := ev.Action.(type) {
+			case terminal.Data:
+				got.WriteString(a.Data)
+			case terminal.Exited:
+				exited = true
+			}
+		}
+		if exited {
+			break
+		}
+	}
+	require.Equal(t, flowBytes, got.Len())
+	require.Equal(t, strings.Repeat("0123456789abcde\n", flowBytes/16), got.String())
+	require.Equal(t, 0, exitOf(t, term).Code)
+}
+
+func TestTerminalWithoutSubscribersKeepsDrainingIntoTheScrollback(t *testing.T) {
+	host, _, sp := floodHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	term, err := host.Create(ctx, terminals.Spec{URI: "ahp-terminal:/alone", Command: "flood", Claim: terminal.ClientHolds("x")})
+	require.NoError(t, err)
+	st, err := term.Wait(ctx)
+	require.NoError(t, err, "nobody watches, nothing waits")
+	require.Equal(t, 0, st.Code)
+	proc := sp.Processes()[0]
+	require.Zero(t, proc.Unread())
+	snap, err := host.Snapshot(term.URI())
+	require.NoError(t, err)
+	require.Len(t, terminal.Text(snap.Content), flowBytes, "all of it is in the scrollback")
+}
