@@ -53,13 +53,8 @@ var installed = []struct{ src, dst string }{
 // --rcfile or --norc — ok is false and args and env come back unchanged.
 // env is never modified in place.
 func Prepare(dir, program string, args, env []string) (newArgs, newEnv []string, ok bool, err error) {
-	var rewrite func(dir string, args, env []string) ([]string, []string, bool)
-	switch filepath.Base(program) {
-	case "bash":
-		rewrite = rewriteBash
-	case "zsh":
-		rewrite = rewriteZsh
-	default:
+	rewrite := rewriterFor(program)
+	if rewrite == nil {
 		return args, env, false, nil
 	}
 	a, e, ok := rewrite(dir, args, env)
@@ -72,19 +67,26 @@ func Prepare(dir, program string, args, env []string) (newArgs, newEnv []string,
 	return a, e, true, nil
 }
 
+// rewriterFor is the argument rewrite for an interactive shell named by
+// program's base name, or nil for a shell this package has no scripts for.
+func rewriterFor(program string) func(dir string, args, env []string) ([]string, []string, bool) {
+	switch filepath.Base(program) {
+	case "bash":
+		return rewriteBash
+	case "zsh":
+		return rewriteZsh
+	}
+	return nil
+}
+
 // PrepareRemote is Prepare for a shell on another machine: the scripts
 // come back as files (ports.SpawnSpec.Files) and the rewritten arguments
 // and environment name their directory as ports.FilesDir. The bash script
 // and zsh's .zshrc, the last of each shell's startup files shellgate
 // provides, first remove that directory, so nothing is left on the host.
 func PrepareRemote(program string, args, env []string) (newArgs, newEnv []string, files map[string]string, ok bool) {
-	var rewrite func(dir string, args, env []string) ([]string, []string, bool)
-	switch filepath.Base(program) {
-	case "bash":
-		rewrite = rewriteBash
-	case "zsh":
-		rewrite = rewriteZsh
-	default:
+	rewrite := rewriterFor(program)
+	if rewrite == nil {
 		return args, env, nil, false
 	}
 	a, e, ok := rewrite(ports.FilesDir, args, env)
