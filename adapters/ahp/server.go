@@ -530,6 +530,12 @@ func (c *conn) send(ctx context.Context, batch []hub.Event) error {
 		if msg == nil {
 			continue
 		}
+		// A client dropped for its pace gets none of what was taken before
+		// the drop: its close goes out next, and reconnecting replays the
+		// rest; writing on would only delay the close it must see.
+		if slow := (*hub.SlowError)(nil); errors.As(c.sub.Err(), &slow) {
+			return slow
+		}
 		if err := c.pc.Write(ctx, msg); err != nil {
 			c.close(ports.CloseInternal, "write failed")
 			return err
