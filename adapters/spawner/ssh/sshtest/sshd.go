@@ -70,16 +70,7 @@ func Available() error {
 // Start starts a server for t and stops it when t ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s, err := New(t.TempDir())
-	if err != nil {
-		t.Fatalf("sshtest: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Stop(); err != nil {
-			t.Errorf("sshtest: %v", err)
-		}
-	})
-	return s
+	return StartWith(t, Options{})
 }
 
 // Options change the server's config from the defaults below.
