@@ -35,6 +35,21 @@ func ReadLent(f *os.File, lend func() []byte, giveBack func([]byte), eof func(er
 			return false // nothing yet: park until the poller says
 		}
 		buf = b
+		// Read on while the kernel has more and the buffer has room: a
+		// pty hands out at most 4 KiB a read, and each read that reaches
+		// a viewer on its own costs a wake-up and a socket write. One
+		// more read that finds nothing (EAGAIN) is the price of a burst;
+		// a lone keystroke's echo pays it too and still leaves at once.
+		for readErr == nil && n > 0 && n < len(b) {
+			k, err := unix.Read(int(fd), b[n:])
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if err != nil || k <= 0 {
+				break // EAGAIN, or an end the next call reports
+			}
+			n += k
+		}
 		return true
 	})
 	if err == nil {

@@ -47,3 +47,31 @@ func TestReadLentBorrowsOnlyWhenThereIsOutput(t *testing.T) {
 	require.ErrorIs(t, err, io.EOF)
 	require.Equal(t, lent.Load()-1, returned.Load(), "the end of output returns its buffer")
 }
+
+// TestReadLentReadsOnWhileMoreIsThere: a file that hands out a little per
+// read (a pty gives at most 4 KiB; a packet socket one packet) is read on
+// into the same buffer while the kernel has more, so a burst reaches the
+// viewers as one batch and not as one per read; and a buffer is never
+// overfilled.
+func TestReadLentReadsOnWhileMoreIsThere(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET, 0)
+	require.NoError(t, err)
+	require.NoError(t, unix.SetNonblock(fds[0], true))
+	reader := os.NewFile(uintptr(fds[0]), "reader")
+	writer := os.NewFile(uintptr(fds[1]), "writer")
+	defer reader.Close()
+	defer writer.Close()
+	for _, p := range []string{"one ", "two ", "three ", "four"} {
+		_, err := writer.Write([]byte(p))
+		require.NoError(t, err)
+	}
+
+	lend := func() []byte { return make([]byte, 14) }
+	buf, n, err := ReadLent(reader, lend, func([]byte) {}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "one two three ", string(buf[:n]), "three packets fill the buffer in one call")
+
+	buf, n, err = ReadLent(reader, lend, func([]byte) {}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "four", string(buf[:n]), "the rest comes next, and the call returns once nothing more is there")
+}
