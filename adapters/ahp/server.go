@@ -425,11 +425,27 @@ func (c *conn) readLoop(ctx context.Context) {
 			continue
 		}
 		err = c.send(ctx, c.sub.TakeHeld())
+		err = c.sendArrived(ctx, err)
 		c.wmu.Unlock()
 		if err != nil {
 			return
 		}
 	}
+}
+
+// sendArrived sends, while the caller still has the turn to write, what
+// arrived during its last write: a keystroke's output usually comes while
+// its echo is being written, and handing it to the writer goroutine would
+// cost a wake-up and a second wait for the turn. Bounded, so a flood cannot
+// keep the read loop from reading.
+func (c *conn) sendArrived(ctx context.Context, err error) error {
+	for range 2 {
+		if err != nil || !c.sub.Queued() {
+			return err
+		}
+		err = c.send(ctx, c.sub.Take())
+	}
+	return err
 }
 
 // sendDirect writes what the hub handed over on the producer's goroutine
@@ -442,7 +458,8 @@ func (c *conn) sendDirect(ctx context.Context) {
 		return
 	}
 	defer c.wmu.Unlock()
-	_ = c.send(ctx, c.sub.TakeDirect()) // a failed write closes the connection
+	// A failed write closes the connection.
+	_ = c.sendArrived(ctx, c.send(ctx, c.sub.TakeDirect()))
 }
 
 // writeLoop sends queued answers and events in order until the subscriber

@@ -102,6 +102,13 @@ func (s *Subscriber) Pending() int {
 	return s.bytes
 }
 
+// Queued reports whether anything waits to be taken.
+func (s *Subscriber) Queued() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue) > 0 && s.cause == nil
+}
+
 // SetDirect gives the subscriber a sender the hub may call, on the
 // producer's goroutine and outside its lock, when an event reaches the
 // subscriber idle (nothing held, nobody taking the queue) as the only one on
