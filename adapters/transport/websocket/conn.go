@@ -28,9 +28,9 @@ type conn struct {
 
 	mu     sync.Mutex
 	endErr *ports.CloseError // first cause; set once
-	done   chan struct{}     // closed with endErr
 
-	pinger sync.WaitGroup
+	pingTimer *time.Timer    // the next ping; set under mu by startPings
+	pinging   sync.WaitGroup // a ping waiting for its pong
 }
 
 var _ ports.Conn = (*conn)(nil)
@@ -44,7 +44,6 @@ func newConn(wsc *ws.Conn, peer ports.Peer, opts Options, log *slog.Logger) *con
 		pingInterval: opts.PingInterval,
 		pingTimeout:  opts.PingTimeout,
 		log:          log,
-		done:         make(chan struct{}),
 	}
 }
 
@@ -117,7 +116,7 @@ func (c *conn) Close(code ports.CloseCode, reason string) error {
 	code, reason = sendable(code, reason)
 	_, first := c.end(&ports.CloseError{Code: code, Reason: reason})
 	err := c.ws.Close(ws.StatusCode(code), reason)
-	c.pinger.Wait()
+	c.pinging.Wait()
 	if !first || err == nil || errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -133,42 +132,49 @@ func (c *conn) startPings() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.endErr != nil {
-		// Close may already be waiting on the pinger; Add now would race it.
 		return
 	}
-	c.pinger.Go(c.keepAlive)
+	c.pingTimer = time.AfterFunc(c.pingInterval, c.ping)
 }
 
-func (c *conn) keepAlive() {
-	t := time.NewTicker(c.pingInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.done:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), c.pingTimeout)
-		err := c.ws.Ping(ctx)
-		cancel()
-		if err == nil {
-			continue
-		}
-		if errors.Is(err, net.ErrClosed) {
-			// Ended by someone else; the reader reports the cause.
-			return
-		}
-		_, first := c.end(&ports.CloseError{
-			Code:   ports.CloseAbnormal,
-			Reason: fmt.Sprintf("peer did not answer a ping within %s", c.pingTimeout),
-		})
-		// No close handshake: a peer that ignores pings will not answer one.
-		_ = c.ws.CloseNow()
-		if first {
-			c.log.Info("websocket peer stopped answering pings; dropped",
-				slog.String("remote", c.peer.RemoteAddr))
-		}
+// ping runs on the timer's goroutine, which lives only while the ping
+// waits for its pong: between pings an idle connection holds a timer, not
+// a goroutine and its stack.
+func (c *conn) ping() {
+	c.mu.Lock()
+	if c.endErr != nil {
+		c.mu.Unlock()
 		return
+	}
+	// Under mu and before any end: Close, which ends first, waits for it.
+	c.pinging.Add(1)
+	c.mu.Unlock()
+	defer c.pinging.Done()
+
+	ctx, cancel := context.WithTimeout(context.Background(), c.pingTimeout)
+	err := c.ws.Ping(ctx)
+	cancel()
+	if err == nil {
+		c.mu.Lock()
+		if c.endErr == nil {
+			c.pingTimer.Reset(c.pingInterval)
+		}
+		c.mu.Unlock()
+		return
+	}
+	if errors.Is(err, net.ErrClosed) {
+		// Ended by someone else; the reader reports the cause.
+		return
+	}
+	_, first := c.end(&ports.CloseError{
+		Code:   ports.CloseAbnormal,
+		Reason: fmt.Sprintf("peer did not answer a ping within %s", c.pingTimeout),
+	})
+	// No close handshake: a peer that ignores pings will not answer one.
+	_ = c.ws.CloseNow()
+	if first {
+		c.log.Info("websocket peer stopped answering pings; dropped",
+			slog.String("remote", c.peer.RemoteAddr))
 	}
 }
 
@@ -205,7 +211,9 @@ func (c *conn) end(ce *ports.CloseError) (*ports.CloseError, bool) {
 		return c.endErr, false
 	}
 	c.endErr = ce
-	close(c.done)
+	if c.pingTimer != nil {
+		c.pingTimer.Stop()
+	}
 	return ce, true
 }
 
