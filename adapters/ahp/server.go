@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shellgate/shellgate/app/gate"
@@ -307,17 +308,14 @@ func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.writeLoop(ctx)
-	}()
+	c.writer.ctx = ctx
+	c.sub.SetWake(c.kickWriter)
 	c.sub.OnEnd(c.closeWhenSlow)
 	c.sub.SetDirect(func() { c.sendDirect(ctx) })
 	c.readLoop(ctx)
 	c.setCaller(c.who(), 0) // stops a pending sign-in expiry
-	s.hub.Remove(c.sub)
-	<-writerDone
+	s.hub.Remove(c.sub)     // ends the subscriber: a running writer ends after its write
+	c.stopWriter()
 	c.closer.Wait()
 	_ = pc.Close(ports.CloseNormal, "")
 	s.forget(c)
@@ -362,6 +360,7 @@ type conn struct {
 
 	closeOnce sync.Once
 	closer    sync.WaitGroup // a close for falling behind, under way
+	writer    writer
 
 	// wmu is held by whoever writes to pc: the writer goroutine, or the read
 	// loop sending its own answers.
@@ -462,22 +461,85 @@ func (c *conn) sendDirect(ctx context.Context) {
 	_ = c.sendArrived(ctx, c.send(ctx, c.sub.TakeDirect()))
 }
 
-// writeLoop sends queued answers and events in order until the subscriber
-// ends. A client that fell too far behind is closed with the reason.
-func (c *conn) writeLoop(ctx context.Context) {
+// writer is a connection's writing goroutine, which runs only while there
+// is something to write: an idle connection keeps no goroutine (and no
+// stack) waiting for output. The hub starts it (kickWriter) when an event
+// is queued that neither the read loop nor a direct sender will take.
+//
+// kickWriter runs under the subscriber's lock, and the goroutine takes that
+// lock (Take) while it has the turn to write: so the goroutine never waits
+// on mu, and what it needs to know is in atomics.
+type writer struct {
+	ctx     context.Context
+	running atomic.Bool // a goroutine is (or is about to be) writing
+	pending atomic.Bool // something was queued since the goroutine last took
+	mu      sync.Mutex  // orders starts (wg.Add) before stopWriter's Wait
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+// kickWriter starts the writer unless it runs. The hub calls it holding
+// the subscriber's lock, so it only starts a goroutine.
+func (c *conn) kickWriter() {
+	w := &c.writer
+	w.pending.Store(true)
+	if w.running.Load() {
+		return // it looks at pending before it ends
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped || !w.running.CompareAndSwap(false, true) {
+		return
+	}
+	w.wg.Add(1)
+	go c.writeQueued()
+}
+
+// writeQueued sends queued answers and events in order until nothing is
+// queued, then ends. A client that fell too far behind is closed with the
+// reason (closeWhenSlow); a failed write ends the connection's writing.
+func (c *conn) writeQueued() {
+	w := &c.writer
+	defer w.wg.Done()
 	for {
-		if err := c.sub.Wait(ctx); err != nil {
-			return // closeWhenSlow says why, if it was the client's pace
-		}
+		w.pending.Store(false)
 		// Take the batch only with the turn to write: the read loop may send
 		// what is queued meanwhile, and batches must go out in order.
 		c.wmu.Lock()
-		err := c.send(ctx, c.sub.Take())
+		batch := c.sub.Take()
+		var err error
+		if len(batch) > 0 {
+			err = c.send(w.ctx, batch)
+		}
 		c.wmu.Unlock()
-		if err != nil {
+		if err != nil || w.ctx.Err() != nil {
+			w.mu.Lock()
+			w.stopped = true // the connection is ending; nothing more to write
+			w.mu.Unlock()
+			w.running.Store(false)
+			return
+		}
+		if w.pending.Load() {
+			continue
+		}
+		w.running.Store(false)
+		// A kick between the two loads above found running still set and
+		// left its event to this goroutine: take the turn back for it,
+		// unless a new goroutine already has.
+		if !w.pending.Load() || !w.running.CompareAndSwap(false, true) {
 			return
 		}
 	}
+}
+
+// stopWriter keeps the writer from starting again and waits for a running
+// one to end.
+func (c *conn) stopWriter() {
+	w := &c.writer
+	w.mu.Lock()
+	w.stopped = true
+	w.mu.Unlock()
+	w.wg.Wait()
 }
 
 // send writes a batch in order; c.wmu is held. An error ends the

@@ -55,6 +55,7 @@ type Subscriber struct {
 	held                 bool // the consumer will take the queue itself: pushes do not wake Next
 	onEnd                func(error)
 	direct               func() // SetDirect's sender
+	onWake               func() // SetWake's
 	directed             bool   // an event waits for direct; pushes do not wake Next
 	wake                 chan struct{}
 	closed               chan struct{}
@@ -85,6 +86,18 @@ func NewSubscriber(clientID string, limit int) *Subscriber {
 		wake:     make(chan struct{}, 1),
 		closed:   make(chan struct{}),
 	}
+}
+
+// SetWake has f called instead of waking Next whenever there is something
+// for the consumer to take: a consumer that starts its writer only when
+// there is something to write keeps no goroutine waiting while idle. f is
+// called under the subscriber's lock: it must not block or call the
+// subscriber. Set it before anything is queued, and then use Take, not
+// Next or Wait.
+func (s *Subscriber) SetWake(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onWake = f
 }
 
 // ClientID is who the subscriber delivers to. Safe from any goroutine.
@@ -207,6 +220,10 @@ func (s *Subscriber) push(ev Event) error {
 }
 
 func (s *Subscriber) signalLocked() {
+	if s.onWake != nil {
+		s.onWake()
+		return
+	}
 	select {
 	case s.wake <- struct{}{}:
 	default:
