@@ -313,6 +313,9 @@ func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
 	c.sub.OnEnd(c.closeWhenSlow)
 	c.sub.SetDirect(func() { c.sendDirect(ctx) })
 	c.readLoop(ctx)
+	if c.echoTimer != nil {
+		c.echoTimer.Stop()
+	}
 	c.setCaller(c.who(), 0) // stops a pending sign-in expiry
 	s.hub.Remove(c.sub)     // ends the subscriber: a running writer ends after its write
 	c.stopWriter()
@@ -362,6 +365,12 @@ type conn struct {
 	closer    sync.WaitGroup // a close for falling behind, under way
 	writer    writer
 
+	// deferEcho: the frame just handled was a keystroke whose echo may wait
+	// for its output (readLoop). Read loop only.
+	deferEcho bool
+	echoTimer *time.Timer // flushes a deferred echo; read loop only
+	echoArmed atomic.Bool
+
 	// wmu is held by whoever writes to pc: the writer goroutine, or the read
 	// loop sending its own answers.
 	wmu sync.Mutex
@@ -383,6 +392,12 @@ func (c *conn) subscribed() []string {
 		out = append(out, ch)
 	}
 	return out
+}
+
+func (c *conn) isSubscribed(ch string) bool {
+	c.chMu.Lock()
+	defer c.chMu.Unlock()
+	return c.channels[ch]
 }
 
 func (c *conn) setSubscribed(ch string, on bool) {
@@ -417,6 +432,14 @@ func (c *conn) readLoop(ctx context.Context) {
 		}
 		c.sub.Hold()
 		c.handle(ctx, frame)
+		if c.deferEcho {
+			// A keystroke's echo: it leaves with the output the keystroke
+			// causes, in one write, or alone after echoDeferral.
+			c.deferEcho = false
+			c.sub.ReleaseDeferred()
+			c.armEchoFlush()
+			continue
+		}
 		// The answer is sent from here when the writer is idle: waking it
 		// would cost a thread hand-off for every request.
 		if !c.wmu.TryLock() {
@@ -430,6 +453,30 @@ func (c *conn) readLoop(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// echoDeferral is the longest a keystroke's echo waits for the output the
+// keystroke causes (the echo of a password, which prints nothing, waits
+// this long). An echo is a confirmation: nothing waits on it but the
+// client's record of what is settled.
+const echoDeferral = 5 * time.Millisecond
+
+// armEchoFlush makes sure a deferred echo leaves by echoDeferral: the first
+// deferral's deadline stands for those that follow it. Read loop only.
+func (c *conn) armEchoFlush() {
+	if c.echoArmed.Swap(true) {
+		return
+	}
+	if c.echoTimer == nil {
+		c.echoTimer = time.AfterFunc(echoDeferral, c.flushEcho)
+		return
+	}
+	c.echoTimer.Reset(echoDeferral)
+}
+
+func (c *conn) flushEcho() {
+	c.echoArmed.Store(false)
+	c.sub.Flush()
 }
 
 // sendArrived sends, while the caller still has the turn to write, what
@@ -548,7 +595,7 @@ func (c *conn) stopWriter() {
 // assembled from the encoding every viewer shares; a lone event goes out as
 // that shared encoding itself. The connection keeps no buffer between
 // batches: an idle one holds none.
-func (c *conn) send(ctx context.Context, batch []hub.Event) error {
+func (c *conn) send(ctx context.Context, batch []hub.Event) (rerr error) {
 	defer c.sub.Settle()
 	batch = c.stillReadable(batch)
 	var buf *[]byte // from bufPool, for merged runs and unshared events
@@ -566,6 +613,16 @@ func (c *conn) send(ctx context.Context, batch []hub.Event) error {
 	keep := func(msg []byte) {
 		if buf != nil && cap(msg) > cap(*buf) {
 			*buf = msg[:0] // grown: the larger one goes back to the pool
+		}
+	}
+	if gatherable(batch) {
+		if g, ok := c.pc.(ports.Gatherer); ok && g.Gather() {
+			defer func() {
+				if err := g.Flush(ctx); err != nil && rerr == nil {
+					c.close(ports.CloseInternal, "write failed")
+					rerr = err
+				}
+			}()
 		}
 	}
 	for i := 0; i < len(batch); {
@@ -627,6 +684,22 @@ func (c *conn) send(ctx context.Context, batch []hub.Event) error {
 		}
 	}
 	return nil
+}
+
+// gatherable is a batch of a few small messages, such as a keystroke's echo
+// and its output: they leave in one socket write. A larger batch is
+// written message by message, so nothing big is copied once more.
+func gatherable(batch []hub.Event) bool {
+	if len(batch) < 2 || len(batch) > 8 {
+		return false
+	}
+	size := 0
+	for _, ev := range batch {
+		if d, ok := ev.Action.(terminal.Data); ok {
+			size += len(d.Data)
+		}
+	}
+	return size <= 8<<10
 }
 
 // maxMerged is about the most output one merged message carries: a long

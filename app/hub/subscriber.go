@@ -57,6 +57,10 @@ type Subscriber struct {
 	direct               func() // SetDirect's sender
 	onWake               func() // SetWake's
 	directed             bool   // an event waits for direct; pushes do not wake Next
+	// deferred: what is queued was left for the next push or Flush to
+	// carry (ReleaseDeferred), so that an echo and the output it causes
+	// leave together.
+	deferred bool
 	wake                 chan struct{}
 	closed               chan struct{}
 }
@@ -139,7 +143,10 @@ func (s *Subscriber) SetDirect(send func()) {
 // sender, and reports whether it did; the caller then calls sendDirect.
 func (s *Subscriber) pushDirect(ev Event) bool {
 	s.mu.Lock()
-	if s.direct == nil || s.bytes > 0 || s.held || s.directed || s.cause != nil {
+	// A queue that holds only what was deferred, with nothing being
+	// written, is idle: the direct sender takes it along.
+	busy := s.bytes > 0 && !(s.deferred && s.inFlight == 0)
+	if s.direct == nil || busy || s.held || s.directed || s.cause != nil {
 		s.mu.Unlock()
 		return false
 	}
@@ -214,6 +221,7 @@ func (s *Subscriber) push(ev Event) error {
 		}
 	}
 	if !s.held {
+		s.deferred = false
 		s.signalLocked()
 	}
 	return nil
@@ -246,7 +254,34 @@ func (s *Subscriber) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.held = false
+	s.deferred = false
 	if len(s.queue) > 0 {
+		s.signalLocked()
+	}
+}
+
+// ReleaseDeferred ends a Hold leaving what is queued for the next event
+// (which wakes the consumer, or reaches the direct sender, and carries it
+// along) or for Flush, whichever comes first. The read loop uses it for a
+// keystroke's echo: the output the keystroke causes follows within a
+// moment, and both then leave in one write.
+func (s *Subscriber) ReleaseDeferred() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = false
+	s.deferred = len(s.queue) > 0
+}
+
+// Flush ends a deferral: the consumer is woken for what was deferred, if
+// it is still queued.
+func (s *Subscriber) Flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.deferred {
+		return
+	}
+	s.deferred = false
+	if !s.held && len(s.queue) > 0 && s.cause == nil {
 		s.signalLocked()
 	}
 }
@@ -350,6 +385,7 @@ func (s *Subscriber) Take() []Event {
 	wake := s.settleLocked()
 	batch := s.queue
 	s.queue = nil
+	s.deferred = false
 	s.inFlight = s.bytes
 	s.mu.Unlock()
 	if wake != nil {
