@@ -297,6 +297,7 @@ func newHTTPServer(lc fx.Lifecycle, cfg Config, mux *http.ServeMux, log *slog.Lo
 		srv: &http.Server{
 			Handler:           bodyDeadline(hostGuard(mux, cfg.Listen), cfg.RequestBodyTimeout),
 			ReadHeaderTimeout: cfg.RequestHeaderTimeout,
+			ConnContext:       websocket.ConnContext,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		},
 		log: log,
@@ -317,6 +318,8 @@ func newHTTPServer(lc fx.Lifecycle, cfg Config, mux *http.ServeMux, log *slog.Lo
 			if err != nil {
 				return fmt.Errorf("cannot listen on %s: %w", cfg.Listen, err)
 			}
+			// Connections that can gather a batch of frames into one write.
+			ln = websocket.Listener(ln)
 			s.ln = ln
 			go func() {
 				defer close(served)

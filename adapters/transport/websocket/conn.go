@@ -29,11 +29,15 @@ type conn struct {
 	mu     sync.Mutex
 	endErr *ports.CloseError // first cause; set once
 
+	gather    *gatherConn    // the socket, where it can gather writes; else nil
 	pingTimer *time.Timer    // the next ping; set under mu by startPings
 	pinging   sync.WaitGroup // a ping waiting for its pong
 }
 
-var _ ports.Conn = (*conn)(nil)
+var (
+	_ ports.Conn     = (*conn)(nil)
+	_ ports.Gatherer = (*conn)(nil)
+)
 
 func newConn(wsc *ws.Conn, peer ports.Peer, opts Options, log *slog.Logger) *conn {
 	return &conn{
@@ -106,6 +110,35 @@ func (c *conn) Write(ctx context.Context, msg []byte) error {
 		return ce
 	}
 	return c.failed(ctx, err)
+}
+
+// Gather holds the messages written from now until Flush back, to send
+// them in one socket write.
+func (c *conn) Gather() bool {
+	if c.gather == nil {
+		return false
+	}
+	c.gather.gather()
+	return true
+}
+
+// Flush sends what was gathered, within the write timeout.
+func (c *conn) Flush(ctx context.Context) error {
+	if c.gather == nil {
+		return nil
+	}
+	var deadline time.Time
+	if c.writeTimeout > 0 {
+		deadline = time.Now().Add(c.writeTimeout)
+	}
+	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
+		deadline = d
+	}
+	if err := c.gather.flush(deadline); err != nil {
+		_ = c.ws.CloseNow()
+		return c.failed(ctx, err)
+	}
+	return nil
 }
 
 // Close sends code and reason in a close frame and waits (up to about ten
