@@ -13,6 +13,7 @@ import (
 
 	"github.com/shellgate/shellgate/adapters/runguard"
 	"github.com/shellgate/shellgate/adapters/spawner/sandbox"
+	"github.com/shellgate/shellgate/cmd/shellgate/internal/cli"
 )
 
 func main() {
@@ -47,10 +48,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// exitCodeError lets a command end the process with a chosen code.
-type exitCodeError int
-
-func (e exitCodeError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+// exitCodeError lets a command end the process with a chosen code; the
+// client's commands return the same type.
+type exitCodeError = cli.ExitCode
 
 func asExitCode(err error, target *exitCodeError) bool {
 	ec, ok := err.(exitCodeError)
@@ -77,13 +77,13 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newClassifyCmd())
 	root.AddCommand(newAuditCmd())
 	root.AddCommand(newTokenCmd())
-	root.AddCommand(newAttachCmd())
-	root.AddCommand(newLsCmd())
-	root.AddCommand(newHostsCmd())
-	root.AddCommand(newExecCmd())
-	root.AddCommand(newApprovalsCmd())
-	root.AddCommand(newApproveCmd())
-	root.AddCommand(newDenyCmd())
+	root.AddCommand(cli.Commands(dataDirFromFlags)...)
 	root.AddCommand(newSandboxCmd())
 	return root
+}
+
+// dataDirFromFlags is the data directory serve would use with cmd's flags.
+func dataDirFromFlags(cmd *cobra.Command) (string, error) {
+	cfg, err := configFromFlags(cmd)
+	return cfg.DataDir, err
 }

@@ -1,0 +1,72 @@
+// Package cli is shellgate's command-line client of a running daemon:
+// attach, exec, ls, hosts, approvals, approve and deny, with attach's
+// terminal UI. It speaks to the daemon only over the network (AHP through
+// the client package, the agent API over REST), so that a reader of the
+// daemon's wiring in cmd/shellgate does not wade through it.
+package cli
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// ExitCode lets a command end the process with a chosen code: a remote
+// command's exit status, or 1 when its terminal went away.
+type ExitCode int
+
+func (e ExitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// exitCodeError is ExitCode under the name the commands were written with.
+type exitCodeError = ExitCode
+
+// DataDirFunc finds the data directory for a command from its flags and
+// config file, the way serve does, so that the client reads the
+// credentials file serve wrote there.
+type DataDirFunc func(*cobra.Command) (string, error)
+
+// dataDirOf is the DataDirFunc Commands was given.
+var dataDirOf DataDirFunc
+
+// Commands are the client's commands, to add to the root command, which
+// carries the --data-dir and --config flags dataDir reads.
+func Commands(dataDir DataDirFunc) []*cobra.Command {
+	dataDirOf = dataDir
+	return []*cobra.Command{
+		newAttachCmd(), newLsCmd(), newHostsCmd(), newExecCmd(),
+		newApprovalsCmd(), newApproveCmd(), newDenyCmd(),
+	}
+}
+
+// clientConfig is what the client needs of the daemon's config.
+type clientConfig struct{ DataDir string }
+
+func configFromFlags(cmd *cobra.Command) (clientConfig, error) {
+	dir, err := dataDirOf(cmd)
+	return clientConfig{DataDir: dir}, err
+}
+
+// credentialsPath is the credentials file serve writes for the CLI.
+func credentialsPath(cfg clientConfig) string { return filepath.Join(cfg.DataDir, "credentials.json") }
+
+// hostHealth is one host of the daemon's /healthz, as the client reads it.
+type hostHealth struct {
+	Name      string  `json:"name"`
+	Addr      string  `json:"addr,omitempty"`
+	Connected bool    `json:"connected"`
+	LastError string  `json:"last_error,omitempty"`
+	RoundTrip float64 `json:"round_trip_ms,omitempty"`
+	Terminals int     `json:"terminals"`
+}
+
+// isLoopbackHost says whether host names this machine's loopback.
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}

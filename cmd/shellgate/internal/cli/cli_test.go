@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testDataDir finds the data directory as serve does for the cases these
+// tests use: --data-dir, else SHELLGATE_DATA_DIR.
+func testDataDir(cmd *cobra.Command) (string, error) {
+	if dir, _ := cmd.Flags().GetString("data-dir"); dir != "" {
+		return dir, nil
+	}
+	if dir := os.Getenv("SHELLGATE_DATA_DIR"); dir != "" {
+		return dir, nil
+	}
+	return "", errors.New("no data directory: give --data-dir or SHELLGATE_DATA_DIR")
+}
+
+// newRootCmd is the client's commands under a root with the flags the
+// real root gives them.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{Use: "shellgate", SilenceUsage: true, SilenceErrors: true}
+	root.PersistentFlags().String("data-dir", "", "")
+	root.PersistentFlags().String("config", "", "")
+	root.AddCommand(Commands(testDataDir)...)
+	return root
+}
+
+// run executes a client command line as main does and returns its exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		var ec ExitCode
+		if errors.As(err, &ec) {
+			return int(ec)
+		}
+		fmt.Fprintln(stderr, "shellgate:", err)
+		return 1
+	}
+	return 0
+}
