@@ -11,19 +11,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shellgate/shellgate/adapters/runguard"
-	"github.com/shellgate/shellgate/adapters/spawner/sandbox"
+	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/cmd/shellgate/internal/cli"
 )
 
 func main() {
-	// The sandbox's helper is this binary: it must confine itself before
-	// anything else of the CLI runs.
-	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
-		os.Exit(sandbox.Main(os.Args[2:]))
-	}
-	if len(os.Args) > 1 && os.Args[1] == runguard.Command {
-		os.Exit(runguard.Main(os.Args[2:], os.Stdin))
+	// The sandbox's helper and the run guard are this binary: the sandbox's
+	// must confine itself before anything else of the CLI runs.
+	if code, ok := shellgate.Helper(os.Args); ok {
+		os.Exit(code)
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

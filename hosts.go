@@ -1,12 +1,10 @@
-package main
+package shellgate
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
 	"sort"
-
-	"go.uber.org/fx"
 
 	"github.com/shellgate/shellgate/adapters/metrics"
 	"github.com/shellgate/shellgate/adapters/spawner/local"
@@ -31,6 +29,10 @@ type HostConfig struct {
 // remoteHosts are the configured hosts' spawners, by name.
 type remoteHosts struct {
 	byName map[string]*sshspawner.Spawner
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // names lists the configured hosts, sorted (main is not among them).
@@ -76,11 +78,11 @@ func checkHosts(hosts map[string]HostConfig) error {
 // start in the background, so that health is known early and an
 // unreachable host delays nothing; all close at stop, ending their
 // connections.
-func newRemoteHosts(lc fx.Lifecycle, cfg Config, log *slog.Logger) (*remoteHosts, error) {
+func newRemoteHosts(cfg Config, log *slog.Logger) (*remoteHosts, error) {
 	if err := checkHosts(cfg.Hosts); err != nil {
 		return nil, err
 	}
-	r := &remoteHosts{byName: map[string]*sshspawner.Spawner{}}
+	r := &remoteHosts{byName: map[string]*sshspawner.Spawner{}, log: log, done: make(chan struct{})}
 	for name, h := range cfg.Hosts {
 		user, addr, _ := sshspawner.ParseTarget(h.SSH)
 		known := h.KnownHosts
@@ -91,32 +93,31 @@ func newRemoteHosts(lc fx.Lifecycle, cfg Config, log *slog.Logger) (*remoteHosts
 			Name: name, Addr: addr, User: user, IdentityFile: h.IdentityFile, KnownHosts: known,
 		})
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() {
-				defer close(done)
-				for _, n := range r.names() {
-					if err := r.byName[n].Connect(ctx); err != nil {
-						log.Warn("host unreachable", "host", n, "err", err)
-					} else {
-						log.Info("host connected", "host", n)
-					}
-				}
-			}()
-			return nil
-		},
-		OnStop: func(context.Context) error {
-			cancel()
-			<-done
-			for _, sp := range r.byName {
-				_ = sp.Close()
-			}
-			return nil
-		},
-	})
+	r.ctx, r.cancel = context.WithCancel(context.Background())
 	return r, nil
+}
+
+// start dials every host in the background.
+func (r *remoteHosts) start() {
+	go func() {
+		defer close(r.done)
+		for _, n := range r.names() {
+			if err := r.byName[n].Connect(r.ctx); err != nil {
+				r.log.Warn("host unreachable", "host", n, "err", err)
+			} else {
+				r.log.Info("host connected", "host", n)
+			}
+		}
+	}()
+}
+
+// stop calls off the dialling and closes every host's connections.
+func (r *remoteHosts) stop() {
+	r.cancel()
+	<-r.done
+	for _, sp := range r.byName {
+		_ = sp.Close()
+	}
 }
 
 // newSpawner routes each spec to its machine: this one through the

@@ -1,4 +1,4 @@
-package main
+package shellgate
 
 import (
 	"context"
@@ -12,9 +12,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/goleak"
 
-	"github.com/shellgate/shellgate/adapters/runguard"
 	"github.com/shellgate/shellgate/adapters/spawner/fake"
-	"github.com/shellgate/shellgate/adapters/spawner/sandbox"
 	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/domain/terminal"
 	"github.com/shellgate/shellgate/ports"
@@ -22,16 +20,23 @@ import (
 
 func TestMain(m *testing.M) {
 	// The daemon's sandbox runs its helper as this binary.
-	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
-		os.Exit(sandbox.Main(os.Args[2:]))
-	}
-	if len(os.Args) > 1 && os.Args[1] == runguard.Command {
-		os.Exit(runguard.Main(os.Args[2:], os.Stdin))
+	if code, ok := Helper(os.Args); ok {
+		os.Exit(code)
 	}
 	goleak.VerifyTestMain(m,
 		// The thread children are forked on lives as long as the process.
 		goleak.IgnoreTopFunction("github.com/shellgate/shellgate/adapters/spawner/internal/proc.spawnThread"))
 }
+
+// newDaemon, daemonOptions and boundAddr are the names these tests were
+// written with, from when the graph lived in cmd/shellgate.
+func newDaemon(cfg Config, logOut io.Writer, extra ...fx.Option) *Daemon {
+	return New(cfg, logOut, extra...)
+}
+
+func daemonOptions(cfg Config, logOut io.Writer) fx.Option { return Options(cfg, logOut) }
+
+func boundAddr(d *Daemon) string { return d.Addr() }
 
 func testConfig(t *testing.T) Config {
 	cfg := defaultConfig()

@@ -1,9 +1,8 @@
-package main
+package shellgate
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,17 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/fx"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/shellgate/shellgate/adapters/audit"
-	mcpserver "github.com/shellgate/shellgate/adapters/mcp"
-	"github.com/shellgate/shellgate/adapters/restapi"
-	"github.com/shellgate/shellgate/adapters/runguard"
+	"github.com/shellgate/shellgate/adapters/httpserver"
 	"github.com/shellgate/shellgate/adapters/shellexpand"
 	"github.com/shellgate/shellgate/app/agents"
 	"github.com/shellgate/shellgate/app/gate"
-	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/domain/access"
 	"github.com/shellgate/shellgate/domain/risk"
 	"github.com/shellgate/shellgate/ports"
@@ -140,57 +135,15 @@ func auditLogPath(cfg Config) string {
 	return filepath.Join(cfg.DataDir, "audit.log")
 }
 
-// openAuditLog opens the audit log and repairs what a crash left in it.
-// It takes the run so that it comes after the previous run's leftovers
-// were ended: a command recorded lost is one that no longer runs.
-func openAuditLog(cfg Config, clk ports.Clock, log *slog.Logger, _ runguard.Run) (*audit.Log, error) {
-	l, err := audit.OpenWith(auditLogPath(cfg), audit.Options{
-		MaxBytes: int64(cfg.AgentTerminal.AuditMaxBytes), Keep: cfg.AgentTerminal.AuditKeep,
-	})
-	if err != nil {
-		return nil, err
-	}
-	rec, err := l.Recover(context.Background(), clk.Now())
-	if err != nil {
-		_ = l.Close()
-		return nil, err
-	}
-	if rec.TornBytes > 0 {
-		log.Warn("audit log ended inside a line; cut it off and recorded that", "bytes", rec.TornBytes)
-	}
-	if len(rec.Lost) > 0 {
-		log.Warn("agent commands of a previous run never got a result; recorded them lost", "count", len(rec.Lost))
-	}
-	return l, nil
-}
-
-// agentOptions wires the agent command gate (REST API, agent sessions,
-// audit log) into the daemon.
-func agentOptions(cfg Config) fx.Option {
-	return fx.Module("agents",
-		fx.Provide(fx.Private, openAuditLog),
-		fx.Provide(
-			newGateClassifier,
-			newAgentGate,
-			newSessionClaims,
-			fx.Annotate(newAgentRoute, fx.ResultTags(`group:"routes"`)),
-			newMCPHandler,
-			fx.Annotate(newMCPRoute, fx.ResultTags(`group:"routes"`)),
-			func() *lateURL { return &lateURL{} },
-		),
-		fx.Invoke(func(u *lateURL, srv *httpServer) { u.srv = srv }),
-		fx.Invoke(stopAgentsBeforeHTTP),
-		fx.Invoke(stopMCPBeforeHTTP),
-	)
-}
-
-func newAgentGate(cfg Config, clk ports.Clock, host *terminals.Host, log *audit.Log, logger *slog.Logger, classifier *risk.Classifier, sb ports.Sandbox) (*agents.App, error) {
+// agentsConfig is the agent gate's configuration from the config file's
+// agent_terminal section.
+func agentsConfig(cfg Config) (agents.Config, error) {
 	at := cfg.AgentTerminal
 	mode, err := sandboxMode(at.Sandbox)
 	if err != nil {
-		return nil, err
+		return agents.Config{}, err
 	}
-	return agents.New(agents.Config{
+	return agents.Config{
 		DefaultHost:           at.DefaultHost,
 		Hosts:                 slices.Sorted(maps.Keys(cfg.Hosts)),
 		SessionTimeout:        time.Duration(at.SessionTimeout),
@@ -204,51 +157,18 @@ func newAgentGate(cfg Config, clk ports.Clock, host *terminals.Host, log *audit.
 		WorkspaceRoots:        workspaceRoots(cfg),
 		Sandbox:               mode,
 		Network:               bool(at.Network),
-	}, agents.Deps{Clock: clk, Audit: log, Terminals: host, Classifier: classifier, Sandbox: sb, Log: logger}), nil
-}
-
-func newAgentRoute(app *agents.App, users ports.UserStore, logger *slog.Logger) Route {
-	return Route{Pattern: restapi.Prefix, Handler: restapi.New(app, users, logger)}
+	}, nil
 }
 
 // lateURL is the daemon's URL for routes built before the server they are
 // served by (the MCP server names it in its "approve it here" notes).
-type lateURL struct{ srv *httpServer }
+type lateURL struct{ srv *httpserver.Server }
 
 func (u *lateURL) String() string {
 	if u.srv == nil {
 		return ""
 	}
 	return u.srv.BaseURL() + "/"
-}
-
-func newMCPHandler(app *agents.App, host *terminals.Host, users ports.UserStore, logger *slog.Logger, u *lateURL) *mcpserver.Handler {
-	return mcpserver.New(app, host, users, mcpserver.Options{BaseURL: u.String, Log: logger})
-}
-
-func newMCPRoute(h *mcpserver.Handler) Route { return Route{Pattern: mcpserver.Path, Handler: h} }
-
-// stopMCPBeforeHTTP ends MCP requests (an idle client's event stream would
-// hold the HTTP server's drain until its deadline); depending on
-// *httpServer makes it run before the server's own stop hook.
-func stopMCPBeforeHTTP(lc fx.Lifecycle, _ *httpServer, h *mcpserver.Handler) {
-	lc.Append(fx.StopHook(h.Close))
-}
-
-// stopAgentsBeforeHTTP closes the gate, then the audit log, before the
-// HTTP server drains: closing ends the agents' running commands, so the
-// requests waiting on them answer (and are audited) instead of holding
-// the server's shutdown until their timeouts. Depending on *httpServer
-// makes this hook register after the server's, so it runs before it at
-// stop.
-func stopAgentsBeforeHTTP(lc fx.Lifecycle, _ *httpServer, app *agents.App, log *audit.Log) {
-	lc.Append(fx.Hook{OnStop: func(ctx context.Context) error {
-		err := app.Close(ctx)
-		if cerr := log.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	}})
 }
 
 // sessionClaims answers D9 for the protocol server: a terminal claim may
@@ -272,11 +192,16 @@ func newSessionClaims(app *agents.App, users ports.UserStore) sessionClaims {
 	}
 }
 
-// newClassifier is the risk classifier over the real shell word expander.
 // newGateClassifier is the classifier the agent gate uses: it also knows
 // the daemon's own files, so that an agent can neither read the tokens nor
 // rewrite the users file or the audit log (risk.Config).
 func newGateClassifier(cfg Config) *risk.Classifier {
+	return Classifier(cfg)
+}
+
+// Classifier is the risk classifier the agent gate of a daemon run with
+// cfg uses (shellgate classify shows its verdicts).
+func Classifier(cfg Config) *risk.Classifier {
 	return risk.NewWithConfig(shellexpand.New(), classifierConfig(cfg))
 }
 

@@ -1,4 +1,4 @@
-package main
+package shellgate
 
 import (
 	"os"
@@ -25,22 +25,6 @@ func TestTerminalsDoNotInheritTheDaemonsSignIn(t *testing.T) {
 	}
 	require.Contains(t, env, "KEEP_ME=1", "the rest of the environment stays")
 	require.Contains(t, env, "SHELLGATE_DATA_DIR="+dataDir, "the CLI in a terminal still finds the data directory")
-}
-
-func TestConfigFileIsRememberedAbsolute(t *testing.T) {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	require.NoError(t, os.WriteFile("shellgate.yaml", []byte("log_level: warn\n"), 0o600))
-	root := newRootCmd()
-	serve, _, err := root.Find([]string{"serve"})
-	require.NoError(t, err)
-	require.NoError(t, serve.ParseFlags([]string{"--config", "shellgate.yaml", "--data-dir", filepath.Join(dir, "data")}))
-
-	cfg, err := configFromFlags(serve)
-
-	require.NoError(t, err)
-	require.Equal(t, filepath.Join(dir, "shellgate.yaml"), cfg.File)
-	require.Equal(t, "warn", cfg.LogLevel)
 }
 
 func TestMaxConcurrentCommandsDefaultsToFourAndIsConfigurable(t *testing.T) {
