@@ -13,6 +13,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/cmd/shellgate/internal/cli"
+	"github.com/shellgate/shellgate/cmd/shellgate/internal/config"
 )
 
 func main() {
@@ -73,13 +74,13 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newClassifyCmd())
 	root.AddCommand(newAuditCmd())
 	root.AddCommand(newTokenCmd())
-	root.AddCommand(cli.Commands(dataDirFromFlags)...)
+	root.AddCommand(cli.Commands()...)
 	root.AddCommand(newSandboxCmd())
 	return root
 }
 
-// dataDirFromFlags is the data directory serve would use with cmd's flags.
-func dataDirFromFlags(cmd *cobra.Command) (string, error) {
-	cfg, err := configFromFlags(cmd)
-	return cfg.DataDir, err
-}
+// Config is the daemon's configuration, as the shellgate package defines it.
+type Config = shellgate.Config
+
+// configFromFlags reads the config as every command does.
+func configFromFlags(cmd *cobra.Command) (Config, error) { return config.FromFlags(cmd) }

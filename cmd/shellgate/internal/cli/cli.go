@@ -8,10 +8,12 @@ package cli
 import (
 	"fmt"
 	"net"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/cmd/shellgate/internal/config"
 )
 
 // ExitCode lets a command end the process with a chosen code: a remote
@@ -23,34 +25,21 @@ func (e ExitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) 
 // exitCodeError is ExitCode under the name the commands were written with.
 type exitCodeError = ExitCode
 
-// DataDirFunc finds the data directory for a command from its flags and
-// config file, the way serve does, so that the client reads the
-// credentials file serve wrote there.
-type DataDirFunc func(*cobra.Command) (string, error)
-
-// dataDirOf is the DataDirFunc Commands was given.
-var dataDirOf DataDirFunc
-
 // Commands are the client's commands, to add to the root command, which
-// carries the --data-dir and --config flags dataDir reads.
-func Commands(dataDir DataDirFunc) []*cobra.Command {
-	dataDirOf = dataDir
+// carries the --data-dir and --config flags they read the credentials
+// file's place from.
+func Commands() []*cobra.Command {
 	return []*cobra.Command{
 		newAttachCmd(), newLsCmd(), newHostsCmd(), newExecCmd(),
 		newApprovalsCmd(), newApproveCmd(), newDenyCmd(),
 	}
 }
 
-// clientConfig is what the client needs of the daemon's config.
-type clientConfig struct{ DataDir string }
-
-func configFromFlags(cmd *cobra.Command) (clientConfig, error) {
-	dir, err := dataDirOf(cmd)
-	return clientConfig{DataDir: dir}, err
-}
+// configFromFlags reads the config as serve does, for the data directory.
+func configFromFlags(cmd *cobra.Command) (shellgate.Config, error) { return config.FromFlags(cmd) }
 
 // credentialsPath is the credentials file serve writes for the CLI.
-func credentialsPath(cfg clientConfig) string { return filepath.Join(cfg.DataDir, "credentials.json") }
+func credentialsPath(cfg shellgate.Config) string { return cfg.CredentialsFile() }
 
 // hostHealth is one host of the daemon's /healthz, as the client reads it.
 type hostHealth struct {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -14,25 +13,13 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// testDataDir finds the data directory as serve does for the cases these
-// tests use: --data-dir, else SHELLGATE_DATA_DIR.
-func testDataDir(cmd *cobra.Command) (string, error) {
-	if dir, _ := cmd.Flags().GetString("data-dir"); dir != "" {
-		return dir, nil
-	}
-	if dir := os.Getenv("SHELLGATE_DATA_DIR"); dir != "" {
-		return dir, nil
-	}
-	return "", errors.New("no data directory: give --data-dir or SHELLGATE_DATA_DIR")
-}
-
 // newRootCmd is the client's commands under a root with the flags the
 // real root gives them.
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{Use: "shellgate", SilenceUsage: true, SilenceErrors: true}
 	root.PersistentFlags().String("data-dir", "", "")
 	root.PersistentFlags().String("config", "", "")
-	root.AddCommand(Commands(testDataDir)...)
+	root.AddCommand(Commands()...)
 	return root
 }
 

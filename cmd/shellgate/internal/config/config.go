@@ -1,4 +1,9 @@
-package main
+// Package config reads a shellgate.Config the way every shellgate command
+// does: the embedded defaults, then the --config file, then the flags the
+// user set, then the data directory resolved. The daemon's commands and
+// the client's share it, so the client finds the credentials file serve
+// wrote.
+package config
 
 import (
 	"fmt"
@@ -11,12 +16,9 @@ import (
 	"github.com/shellgate/shellgate"
 )
 
-// Config is the daemon's configuration, as the shellgate package defines it.
-type Config = shellgate.Config
-
-// configFromFlags loads the config named by --config and applies the flags
-// the user set, then resolves the data directory.
-func configFromFlags(cmd *cobra.Command) (Config, error) {
+// FromFlags loads the config named by --config and applies the flags the
+// user set, then resolves the data directory.
+func FromFlags(cmd *cobra.Command) (shellgate.Config, error) {
 	path, _ := cmd.Flags().GetString("config")
 	cfg, err := shellgate.LoadConfig(path)
 	if err != nil {
@@ -48,7 +50,7 @@ func configFromFlags(cmd *cobra.Command) (Config, error) {
 		cfg.DataDir = f.Value.String()
 	}
 	if cfg.DataDir == "" {
-		cfg.DataDir, err = defaultDataDir()
+		cfg.DataDir, err = DefaultDataDir()
 		if err != nil {
 			return cfg, err
 		}
@@ -56,9 +58,9 @@ func configFromFlags(cmd *cobra.Command) (Config, error) {
 	return cfg, nil
 }
 
-// defaultDataDir is $SHELLGATE_DATA_DIR, else $XDG_DATA_HOME/shellgate, else
+// DefaultDataDir is $SHELLGATE_DATA_DIR, else $XDG_DATA_HOME/shellgate, else
 // ~/.local/share/shellgate.
-func defaultDataDir() (string, error) {
+func DefaultDataDir() (string, error) {
 	if d := os.Getenv("SHELLGATE_DATA_DIR"); d != "" {
 		return d, nil
 	}
