@@ -83,3 +83,16 @@ func TestLayersPointInward(t *testing.T) {
 		}
 	}
 }
+
+// TestAppSpeaksNoUnix: app/ says what it means to a process (Interrupt,
+// Terminate, Kill, ports.ErrProcessGone) and leaves signals and errno
+// values to the spawners in adapters/. Test files may use syscall to
+// check what a fake process received.
+func TestAppSpeaksNoUnix(t *testing.T) {
+	t.Parallel()
+	for _, p := range listPackages(t, "../app/...") {
+		for _, imp := range p.Imports {
+			require.NotContains(t, []string{"syscall", "golang.org/x/sys/unix"}, imp, "%s imports %s", p.ImportPath, imp)
+		}
+	}
+}
