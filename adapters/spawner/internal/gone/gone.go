@@ -40,5 +40,8 @@ func Mark(err error) error {
 // goneError is a spawner's error that is also ports.ErrProcessGone.
 type goneError struct{ err error }
 
-func (e *goneError) Error() string   { return e.err.Error() }
+// Error is the spawner's own message.
+func (e *goneError) Error() string { return e.err.Error() }
+
+// Unwrap lets errors.Is find both the spawner's error and ErrProcessGone.
 func (e *goneError) Unwrap() []error { return []error{e.err, ports.ErrProcessGone} }

@@ -20,6 +20,7 @@ import (
 // command's exit status, or 1 when its terminal went away.
 type ExitCode int
 
+// Error says which code the process ends with.
 func (e ExitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 // exitCodeError is ExitCode under the name the commands were written with.
