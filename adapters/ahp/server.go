@@ -630,15 +630,21 @@ var errClosedAfter = errors.New("closed after an answer")
 // an expired link) or the caller changes (a sign-in or out): only then is
 // it asked again, so a batch costs the store one non-blocking check.
 func (c *conn) stillReadable(batch []hub.Event) []hub.Event {
-	gen, who := c.srv.gate.Generation(), c.who()
-	if c.mayRead == nil || gen != c.readGen || who != c.readWho {
-		c.mayRead, c.readGen, c.readWho = map[string]struct{}{}, gen, who
-	}
+	current := false // the cache was checked against the store for this batch
 	mayRead := func(channel string) bool {
+		if !current {
+			// Asked once per batch, and only for a batch with a channel
+			// to check: answers and the root list need nothing.
+			current = true
+			gen, who := c.srv.gate.Generation(), c.who()
+			if c.mayRead == nil || gen != c.readGen || who != c.readWho {
+				c.mayRead, c.readGen, c.readWho = map[string]struct{}{}, gen, who
+			}
+		}
 		if _, ok := c.mayRead[channel]; ok {
 			return true
 		}
-		if c.srv.gate.Read(who, channel) != nil {
+		if c.srv.gate.Read(c.readWho, channel) != nil {
 			c.srv.hub.Unsubscribe(c.sub, channel)
 			c.setSubscribed(channel, false)
 			return false
