@@ -26,6 +26,13 @@ type Options struct {
 	// RequestHeaderTimeout bounds how long a request's headers may take;
 	// RequestBodyTimeout bounds its body from the moment its headers are in.
 	RequestHeaderTimeout, RequestBodyTimeout time.Duration
+	// ConnContext, if set, gives each accepted connection its context, as
+	// http.Server.ConnContext; WrapListener, if set, wraps the bound
+	// listener. A transport that needs to see the connections under its
+	// requests is plugged in here by the composition root, since this
+	// adapter imports no other.
+	ConnContext  func(ctx context.Context, c net.Conn) context.Context
+	WrapListener func(net.Listener) net.Listener
 }
 
 // Server binds in Start and serves in a goroutine until Stop.
@@ -44,6 +51,7 @@ func New(opts Options, h http.Handler, log *slog.Logger) *Server {
 		srv: &http.Server{
 			Handler:           bodyDeadline(hostGuard(h, opts.Listen), opts.RequestBodyTimeout),
 			ReadHeaderTimeout: opts.RequestHeaderTimeout,
+			ConnContext:       opts.ConnContext,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		},
 		log:    log,
@@ -82,6 +90,9 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w", s.opts.Listen, err)
+	}
+	if s.opts.WrapListener != nil {
+		ln = s.opts.WrapListener(ln)
 	}
 	s.ln = ln
 	go func() {
