@@ -6,14 +6,20 @@ import (
 	"context"
 	"errors"
 	"io"
-	"syscall"
 
 	"github.com/shellgate/shellgate/domain/terminal"
 )
 
-// ErrNoProcess is returned by Process.Signal when the process has no pid to
-// signal (it never started). Signalling group 0 would hit the daemon itself.
+// ErrNoProcess is returned by Process's Interrupt, Terminate and Kill when
+// the process has no pid to signal (it never started). Signalling group 0
+// would hit the daemon itself.
 var ErrNoProcess = errors.New("the process has no pid to signal")
+
+// ErrProcessGone is matched (errors.Is) by the error of a write to, or a
+// signal for, a process that has already exited or whose input was
+// closed: input typed then is dropped, not an error worth reporting. Each
+// spawner translates its own errors (EPIPE, EIO, ESRCH…) into it.
+var ErrProcessGone = errors.New("the process has exited")
 
 // MainHost is the name that always means this machine.
 const MainHost = "main"
@@ -72,15 +78,27 @@ type Process interface {
 	// It returns io.EOF once all output has drained, which may be later
 	// than the process's own exit when a background job holds the pipe.
 	io.Reader
-	// Write sends bytes to the child's standard input (or the pty).
+	// Write sends bytes to the child's standard input (or the pty); once
+	// the child has exited or its input is closed the error matches
+	// ErrProcessGone.
 	io.Writer
 	// CloseInput closes the child's standard input (under a pty: types its
 	// end-of-file character). It never waits on the child.
 	CloseInput() error
 	// Resize changes the window size. On pipes it records nothing and succeeds.
 	Resize(cols, rows uint16) error
-	// Signal sends sig to the child's whole process group.
-	Signal(sig syscall.Signal) error
+	// Interrupt asks the child's whole process group to stop what it is
+	// doing, as ^C at a terminal does (SIGINT).
+	Interrupt() error
+	// Terminate asks the whole group to end (SIGTERM): it may clean up
+	// first, or refuse.
+	Terminate() error
+	// Kill ends the whole group at once (SIGKILL).
+	//
+	// For all three, a group that has already ended gives an error
+	// matching ErrProcessGone, and a process that never started
+	// ErrNoProcess.
+	Kill() error
 	// Wait blocks until the process has exited and returns its status. It is
 	// safe to call more than once and from several goroutines.
 	Wait() terminal.ExitStatus

@@ -16,4 +16,10 @@ type UserStore interface {
 	// Roles returns the current roles table (built-ins plus the directory's
 	// own) to ask Allows of.
 	Roles() *access.Roles
+	// Generation changes whenever an answer above may have changed: the
+	// directory was edited, became unreadable, or a sign-in link in it
+	// expired. A caller that decided something from the directory keeps
+	// the decision while the generation stays the same, and re-decides the
+	// moment it moves; asking it is as cheap as one check of the file.
+	Generation() uint64
 }

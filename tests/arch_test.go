@@ -2,7 +2,12 @@ package tests
 
 import (
 	"encoding/json"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -82,4 +87,98 @@ func TestLayersPointInward(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAppSpeaksNoUnix: app/ says what it means to a process (Interrupt,
+// Terminate, Kill, ports.ErrProcessGone) and leaves signals and errno
+// values to the spawners in adapters/. Test files may use syscall to
+// check what a fake process received.
+func TestAppSpeaksNoUnix(t *testing.T) {
+	t.Parallel()
+	for _, p := range listPackages(t, "../app/...") {
+		for _, imp := range p.Imports {
+			require.NotContains(t, []string{"syscall", "golang.org/x/sys/unix"}, imp, "%s imports %s", p.ImportPath, imp)
+		}
+	}
+}
+
+// adapterOf names the adapter a package under adapters/ belongs to: its
+// folder below adapters/, or below adapters/spawner/ for the spawners,
+// which are adapters each.
+func adapterOf(rel string) string {
+	parts := strings.Split(strings.TrimPrefix(rel, "adapters/"), "/")
+	if parts[0] == "spawner" && len(parts) > 1 {
+		return "spawner/" + parts[1]
+	}
+	return parts[0]
+}
+
+// TestAdaptersDoNotImportEachOther: an adapter implements a port or drives
+// the app; it reaches another adapter only through a port, so that each
+// can be swapped alone. The composition that needs several (the shellgate
+// package at the module root, and cmd/) is outside adapters/ and exempt.
+// Within the spawners, the router (local) and the sandbox decorator are
+// made of the pipe and pty spawners, and every spawner may use the code
+// they share under adapters/spawner/internal. Test files are not checked.
+func TestAdaptersDoNotImportEachOther(t *testing.T) {
+	t.Parallel()
+	composes := map[string][]string{
+		"spawner/local":   {"spawner/pipe", "spawner/pty"},
+		"spawner/sandbox": {"spawner/pipe", "spawner/pty"},
+	}
+	for _, p := range listPackages(t, "../adapters/...") {
+		rel := strings.TrimPrefix(p.ImportPath, module)
+		self := adapterOf(rel)
+		for _, imp := range p.Imports {
+			dep, ok := strings.CutPrefix(imp, module+"adapters/")
+			if !ok {
+				continue
+			}
+			other := adapterOf("adapters/" + dep)
+			switch {
+			case other == self:
+			case other == "spawner/internal" && strings.HasPrefix(self, "spawner/"):
+			case slices.Contains(composes[self], other):
+			default:
+				require.Failf(t, "an adapter imports another", "%s imports %s: reach it through a port, or wire them together in the shellgate package", rel, "adapters/"+dep)
+			}
+		}
+	}
+}
+
+// TestOnlyModulesAndCmdImportFx: each package says how it joins the
+// daemon's graph in its module.go and is plain Go everywhere else; cmd/
+// and the shellgate package's module.go wire the graph. The fakespawner
+// example imports fx to show the one-line swap of the spawner. Test files
+// are not checked (they reach into the graph with fx.Populate).
+func TestOnlyModulesAndCmdImportFx(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Dir,GoFiles", "../...").Output()
+	require.NoError(t, err)
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	checked := 0
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Dir        string
+			GoFiles    []string
+		}
+		require.NoError(t, dec.Decode(&p))
+		rel := strings.TrimPrefix(p.ImportPath, module)
+		if strings.HasPrefix(rel, "cmd/") || rel == "examples/fakespawner" {
+			continue
+		}
+		for _, name := range p.GoFiles {
+			f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, name), nil, parser.ImportsOnly)
+			require.NoError(t, err)
+			checked++
+			for _, imp := range f.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				if path == "go.uber.org/fx" || strings.HasPrefix(path, "go.uber.org/fx/") {
+					require.Equal(t, "module.go", name, "%s/%s imports %s: keep fx in the package's module.go", rel, name, path)
+				}
+			}
+		}
+	}
+	require.NotZero(t, checked)
 }

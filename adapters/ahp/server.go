@@ -377,6 +377,12 @@ type conn struct {
 	// shape is the negotiated version's wire shape; the read loop sets it
 	// (holding wmu) when the connection introduces itself.
 	shape shape
+	// mayRead are the channels the caller was found to read (under wmu),
+	// good while the users store's generation and the caller are the ones
+	// they were found at (stillReadable).
+	mayRead map[string]struct{}
+	readGen uint64
+	readWho gate.Caller
 
 	authMu    sync.Mutex
 	caller    gate.Caller
@@ -771,30 +777,32 @@ var errClosedAfter = errors.New("closed after an answer")
 // signed out or whose sign-in expired must not go on receiving a terminal's
 // output. The socket stays open (D7 in docs/protocol.md); the next
 // command says why. The echoes of this client's own dispatches (a refusal,
-// its typed input) are its own and always go. Each channel is asked once per
-// batch; the gate reads the users file's state with one non-blocking check.
+// its typed input) are its own and always go. A channel found readable
+// stays so until the users store's generation moves (an edit of the file,
+// an expired link) or the caller changes (a sign-in or out): only then is
+// it asked again, so a batch costs the store one non-blocking check.
 func (c *conn) stillReadable(batch []hub.Event) []hub.Event {
-	// A batch is mostly one terminal's output: the answers asked so far
-	// live on the stack, no map per batch on the output path.
-	type answer struct {
-		channel string
-		ok      bool
-	}
-	var store [4]answer
-	asked := store[:0]
+	current := false // the cache was checked against the store for this batch
 	mayRead := func(channel string) bool {
-		for _, a := range asked {
-			if a.channel == channel {
-				return a.ok
+		if !current {
+			// Asked once per batch, and only for a batch with a channel
+			// to check: answers and the root list need nothing.
+			current = true
+			gen, who := c.srv.gate.Generation(), c.who()
+			if c.mayRead == nil || gen != c.readGen || who != c.readWho {
+				c.mayRead, c.readGen, c.readWho = map[string]struct{}{}, gen, who
 			}
 		}
-		ok := c.srv.gate.Read(c.who(), channel) == nil
-		asked = append(asked, answer{channel, ok})
-		if !ok {
+		if _, ok := c.mayRead[channel]; ok {
+			return true
+		}
+		if c.srv.gate.Read(c.readWho, channel) != nil {
 			c.srv.hub.Unsubscribe(c.sub, channel)
 			c.setSubscribed(channel, false)
+			return false
 		}
-		return ok
+		c.mayRead[channel] = struct{}{}
+		return true
 	}
 	out := batch[:0]
 	for _, ev := range batch {
@@ -846,3 +854,4 @@ type rootOnly struct{}
 func (rootOnly) Lookup(string) (access.Principal, bool)    { return access.Principal{}, false }
 func (rootOnly) Principal(string) (access.Principal, bool) { return access.Principal{}, false }
 func (rootOnly) Roles() *access.Roles                      { return access.NewRoles() }
+func (rootOnly) Generation() uint64                        { return 0 }

@@ -48,6 +48,10 @@ type Store struct {
 	dir        *directory  // nil while the file is missing or untrusted
 	err        error
 	warnings   []string
+	// gen counts the changes of the answers (ports.UserStore.Generation);
+	// expiry is when the next sign-in link in dir expires, zero if none.
+	gen    uint64
+	expiry time.Time
 
 	// now is the clock links expire by; nil is the system's.
 	now func() time.Time
@@ -140,6 +144,38 @@ func (s *Store) Roles() *access.Roles {
 		return &access.Roles{}
 	}
 	return d.roles
+}
+
+// Generation changes whenever an answer of the store may have changed:
+// the file was edited (its contents, or its mode), went missing or became
+// untrusted, or a sign-in link in it expired. It checks the file as every
+// other call does, and no more; an unchanged file leaves it as it was.
+func (s *Store) Generation() uint64 {
+	_, _ = s.current()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if now := s.clock(); !s.expiry.IsZero() && !now.Before(s.expiry) {
+		s.gen++
+		s.expiry = nextExpiry(s.dir, now)
+	}
+	return s.gen
+}
+
+// nextExpiry is when the first link of d still good at now expires; zero
+// when there is none.
+func nextExpiry(d *directory, now time.Time) time.Time {
+	var next time.Time
+	if d == nil {
+		return next
+	}
+	for _, u := range d.file.users {
+		for _, l := range u.links {
+			if now.Before(l.expires) && (next.IsZero() || l.expires.Before(next)) {
+				next = l.expires
+			}
+		}
+	}
+	return next
 }
 
 // Err says why the store currently answers nobody: no file, a malformed
@@ -247,7 +283,11 @@ func (s *Store) current() (*directory, error) {
 
 // forget drops the cache when the file cannot be looked at.
 func (s *Store) forget(err error) {
-	s.loaded, s.seen, s.raw, s.dir, s.warnings = true, nil, nil, nil, nil
+	if s.dir != nil {
+		// Whoever was let in is nobody now.
+		s.gen++
+	}
+	s.loaded, s.seen, s.raw, s.dir, s.warnings, s.expiry = true, nil, nil, nil, nil, time.Time{}
 	if errors.Is(err, fs.ErrNotExist) {
 		s.err = fmt.Errorf("no users file at %s; `shellgate serve` creates one: %w", s.path, fs.ErrNotExist)
 		return
@@ -286,6 +326,8 @@ func (s *Store) reload() {
 	s.loaded, s.seen, s.raw = true, fi, data
 	d, warnings, err := load(s.path, fi.Mode(), data)
 	s.dir, s.warnings, s.err = d, warnings, err
+	s.gen++
+	s.expiry = nextExpiry(d, s.clock())
 }
 
 // load turns the file's bytes into a directory, or says why it must not be

@@ -191,6 +191,10 @@ func (g *Gate) Known(c Caller) bool {
 	return ok
 }
 
+// Generation is the users directory's: while it stays the same, every
+// answer the gate gave stays true (ports.UserStore.Generation).
+func (g *Gate) Generation() uint64 { return g.users.Generation() }
+
 // Revoked reports whether a signed-in caller's sign-in no longer holds:
 // its token was rotated or removed, or its principal was removed.
 func (g *Gate) Revoked(c Caller) bool {

@@ -28,6 +28,7 @@ func (d *directory) Principal(id string) (access.Principal, bool) {
 	return access.Principal{}, false
 }
 func (d *directory) Roles() *access.Roles { return d.roles }
+func (d *directory) Generation() uint64   { return 0 }
 
 func newGate() (*gate.Gate, *directory) {
 	d := &directory{

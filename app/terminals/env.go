@@ -1,7 +1,6 @@
 package terminals
 
 import (
-	"errors"
 	"strings"
 )
 
@@ -50,13 +49,4 @@ func quoteArgv(argv []string) string {
 		b.WriteByte('\'')
 	}
 	return b.String()
-}
-
-func errorsIsAny(err error, targets ...error) bool {
-	for _, t := range targets {
-		if errors.Is(err, t) {
-			return true
-		}
-	}
-	return false
 }

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/shellgate/shellgate/app/hub"
@@ -371,7 +370,7 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	var gone bool
 	h.hub.Update(func(hub.Tx) { gone = t.removed || h.closing })
 	if gone {
-		_ = proc.Signal(syscall.SIGKILL)
+		_ = proc.Kill()
 	}
 	go t.pump(h.cfg.ReadBufferSize)
 	return t, nil
@@ -477,7 +476,7 @@ func (h *Host) Dispose(uri string) error {
 	}
 	if p := t.process(); p != nil {
 		_ = t.input.closeInput(p, t.isPty)
-		_ = p.Signal(syscall.SIGKILL)
+		_ = p.Kill()
 	}
 	return nil
 }
@@ -514,18 +513,18 @@ func (h *Host) Stop(ctx context.Context) error {
 			all = append(all, t)
 		}
 	})
-	signalAll := func(sig syscall.Signal) {
+	signalAll := func(send func(ports.Process) error) {
 		for _, t := range all {
 			if p := t.process(); p != nil {
-				_ = p.Signal(sig)
+				_ = send(p)
 			}
 		}
 	}
 	// Every process must drain to its end now, however far behind its
 	// viewers are.
 	h.hub.StopFlow()
-	signalAll(syscall.SIGTERM)
-	killer := h.clock.AfterFunc(h.cfg.StopGrace, func() { signalAll(syscall.SIGKILL) })
+	signalAll(ports.Process.Terminate)
+	killer := h.clock.AfterFunc(h.cfg.StopGrace, func() { signalAll(ports.Process.Kill) })
 	defer killer.Stop()
 
 	done := make(chan struct{})
@@ -534,7 +533,7 @@ func (h *Host) Stop(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		signalAll(syscall.SIGKILL)
+		signalAll(ports.Process.Kill)
 		for _, t := range all {
 			if p := t.process(); p != nil {
 				_ = p.Close()

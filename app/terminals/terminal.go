@@ -2,10 +2,10 @@ package terminals
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/domain/terminal"
@@ -82,7 +82,7 @@ func (t *Terminal) Wait(ctx context.Context) (terminal.ExitStatus, error) {
 // and shows the exit.
 func (t *Terminal) Kill() error {
 	if p := t.process(); p != nil {
-		return p.Signal(syscall.SIGKILL)
+		return p.Kill()
 	}
 	return nil
 }
@@ -360,7 +360,7 @@ func (t *Terminal) Write(data string) error {
 		}
 	}
 	if ctrlC {
-		if err := p.Signal(syscall.SIGINT); err != nil && err != ports.ErrNoProcess {
+		if err := p.Interrupt(); err != nil && err != ports.ErrNoProcess {
 			return ignoreGone(err)
 		}
 	}
@@ -373,7 +373,7 @@ func ignoreGone(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errorsIsAny(err, syscall.EPIPE, syscall.ESRCH, syscall.EIO) || strings.Contains(err.Error(), "file already closed") {
+	if errors.Is(err, ports.ErrProcessGone) {
 		return nil
 	}
 	return err

@@ -38,7 +38,7 @@ running daemon, only read access to the file.`,
 			}
 			path, _ := cmd.Flags().GetString("file")
 			if path == "" {
-				path = auditLogPath(cfg)
+				path = cfg.AuditLogFile()
 			}
 			raw, _ := cmd.Flags().GetBool("json")
 			// Rotated files first (oldest first), then the current one.

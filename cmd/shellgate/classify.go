@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/domain/policy"
 	"github.com/shellgate/shellgate/domain/risk"
 )
@@ -78,7 +79,7 @@ Where the commands come from:
 			// The gate's own classifier: it knows the daemon's files from
 			// the same --data-dir and --config, so the verdicts are the ones
 			// an agent would get.
-			classifier := newGateClassifier(cfg)
+			classifier := shellgate.Classifier(cfg)
 			g := gateView{approvalRequiredFor: cfg.AgentTerminal.ApprovalRequiredFor}
 			if name, _ := cmd.Flags().GetString("role"); name != "" {
 				role, err := policy.ParseRole(name)
@@ -90,7 +91,7 @@ Where the commands come from:
 			if g.sandboxed, _ = cmd.Flags().GetBool("sandboxed"); g.sandboxed {
 				g.workspace, _ = cmd.Flags().GetString("workspace")
 				if g.workspace == "" {
-					if roots := workspaceRoots(cfg); len(roots) > 0 {
+					if roots := cfg.WorkspaceRoots(); len(roots) > 0 {
 						g.workspace = roots[0]
 					}
 				}

@@ -11,18 +11,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shellgate/shellgate/adapters/runguard"
-	"github.com/shellgate/shellgate/adapters/spawner/sandbox"
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/cmd/shellgate/internal/cli"
+	"github.com/shellgate/shellgate/cmd/shellgate/internal/config"
 )
 
 func main() {
-	// The sandbox's helper is this binary: it must confine itself before
-	// anything else of the CLI runs.
-	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
-		os.Exit(sandbox.Main(os.Args[2:]))
-	}
-	if len(os.Args) > 1 && os.Args[1] == runguard.Command {
-		os.Exit(runguard.Main(os.Args[2:], os.Stdin))
+	// The sandbox's helper and the run guard are this binary: the sandbox's
+	// must confine itself before anything else of the CLI runs.
+	if code, ok := shellgate.Helper(os.Args); ok {
+		os.Exit(code)
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -47,10 +45,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// exitCodeError lets a command end the process with a chosen code.
-type exitCodeError int
-
-func (e exitCodeError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+// exitCodeError lets a command end the process with a chosen code; the
+// client's commands return the same type.
+type exitCodeError = cli.ExitCode
 
 func asExitCode(err error, target *exitCodeError) bool {
 	ec, ok := err.(exitCodeError)
@@ -77,13 +74,13 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newClassifyCmd())
 	root.AddCommand(newAuditCmd())
 	root.AddCommand(newTokenCmd())
-	root.AddCommand(newAttachCmd())
-	root.AddCommand(newLsCmd())
-	root.AddCommand(newHostsCmd())
-	root.AddCommand(newExecCmd())
-	root.AddCommand(newApprovalsCmd())
-	root.AddCommand(newApproveCmd())
-	root.AddCommand(newDenyCmd())
+	root.AddCommand(cli.Commands()...)
 	root.AddCommand(newSandboxCmd())
 	return root
 }
+
+// Config is the daemon's configuration, as the shellgate package defines it.
+type Config = shellgate.Config
+
+// configFromFlags reads the config as every command does.
+func configFromFlags(cmd *cobra.Command) (Config, error) { return config.FromFlags(cmd) }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/shellgate/shellgate"
 )
 
 func newServeCmd() *cobra.Command {
@@ -25,12 +27,12 @@ func newServeCmd() *cobra.Command {
 			if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 				return fmt.Errorf("data directory: %w", err)
 			}
-			app := newDaemon(cfg, cmd.ErrOrStderr())
+			app := shellgate.New(cfg, cmd.ErrOrStderr())
 			if err := app.Start(cmd.Context()); err != nil {
 				return err
 			}
-			base := app.server.BaseURL()
-			if err := bootstrap(cmd.OutOrStdout(), cfg, app.users, base); err != nil {
+			base := app.BaseURL()
+			if err := bootstrap(cmd.OutOrStdout(), cfg, app.Users(), base); err != nil {
 				_ = app.Stop(context.Background())
 				return err
 			}

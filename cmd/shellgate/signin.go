@@ -5,55 +5,16 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"path/filepath"
 	"strings"
 
-	"go.uber.org/fx"
-
 	"github.com/shellgate/shellgate/adapters/userstore"
-	"github.com/shellgate/shellgate/app/gate"
-	"github.com/shellgate/shellgate/ports"
 )
 
 // usersPath is the users file in the data directory.
-func usersPath(cfg Config) string { return filepath.Join(cfg.DataDir, "users.yaml") }
+func usersPath(cfg Config) string { return cfg.UsersFile() }
 
 // credentialsPath is the local client credentials file the CLI reads.
-func credentialsPath(cfg Config) string { return filepath.Join(cfg.DataDir, "credentials.json") }
-
-// signInOptions provides the users directory and the gate.
-func signInOptions() fx.Option {
-	return fx.Options(
-		fx.Provide(
-			func(lc fx.Lifecycle, cfg Config) (*userstore.Store, error) {
-				s, err := userstore.Open(usersPath(cfg))
-				if err != nil {
-					return nil, err
-				}
-				lc.Append(fx.StopHook(s.Close))
-				return s, nil
-			},
-			func(s *userstore.Store) ports.UserStore { return s },
-			gate.New,
-		),
-	)
-}
-
-// doorAuthorizer refuses, before any WebSocket exists, a token the users
-// file does not know. No token is let in as nobody: it may sign in with
-// authenticate, and meanwhile sees only the root list.
-func doorAuthorizer(users ports.UserStore) func(*http.Request, string) error {
-	return func(_ *http.Request, token string) error {
-		if token == "" {
-			return nil
-		}
-		if _, ok := users.Lookup(token); !ok {
-			return errors.New("unknown token at the door")
-		}
-		return nil
-	}
-}
+func credentialsPath(cfg Config) string { return cfg.CredentialsFile() }
 
 // bootstrap creates the users file on first start with one admin, writes
 // the CLI's credentials and prints the token and sign-in URL once. Later

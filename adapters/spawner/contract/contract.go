@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -110,6 +109,7 @@ func Run(t *testing.T, h Harness) {
 		{"KilledBySignalReports128AndTheSignalName", killedBySignal},
 		{"SignalReachesTheWholeGroup", signalReachesTheWholeGroup},
 		{"SignalAfterTheGroupIsGoneReportsProcessDone", signalAfterExit},
+		{"InputAfterTheExitIsDroppedOrProcessGone", inputAfterExit},
 		{"WaitIsSafeTwiceAndConcurrently", waitTwiceAndConcurrently},
 		{"WriteIsReadBackThroughCat", writeReadBackThroughCat},
 		{"CloseInputEndsCat", closeInputEndsCat},
@@ -170,18 +170,18 @@ func exitCodeIsReported(t *testing.T, h Harness) {
 
 func killedBySignal(t *testing.T, h Harness) {
 	tests := []struct {
-		sig  syscall.Signal
+		send func(ports.Process) error
 		name string
 	}{
-		{syscall.SIGTERM, "SIGTERM"},
-		{syscall.SIGKILL, "SIGKILL"},
+		{ports.Process.Terminate, "SIGTERM"},
+		{ports.Process.Kill, "SIGKILL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := Start(t, h, h.Block())
 			p.WaitOutput("ready")
 
-			require.NoError(t, p.Signal(tt.sig))
+			require.NoError(t, tt.send(p))
 
 			got := p.WaitExit()
 			require.Equal(t, terminal.KilledBy(tt.name), got)
@@ -194,7 +194,7 @@ func signalReachesTheWholeGroup(t *testing.T, h Harness) {
 	p := Start(t, h, h.Block())
 	p.WaitOutput("ready")
 
-	require.NoError(t, p.Signal(syscall.SIGTERM))
+	require.NoError(t, p.Terminate())
 
 	// Block's own child holds the output: EOF means it died too.
 	p.WaitEOF()
@@ -206,8 +206,33 @@ func signalAfterExit(t *testing.T, h Harness) {
 	p.WaitEOF()
 	p.WaitExit()
 
-	err := p.Signal(syscall.SIGTERM)
+	err := p.Terminate()
 	require.ErrorIs(t, err, os.ErrProcessDone)
+	// The core reads it in its own terms, whatever the spawner said.
+	for name, send := range map[string]func() error{"Interrupt": p.Interrupt, "Terminate": p.Terminate, "Kill": p.Kill} {
+		require.ErrorIs(t, send(), ports.ErrProcessGone, name)
+	}
+}
+
+// inputAfterExit: what is typed into a process that has ended is taken
+// and lost (a pty's buffer, an SSH channel's queue) or refused with an
+// error matching ports.ErrProcessGone (a pipe's EPIPE), never an error
+// the terminal host would have to know the spawner's errno to drop.
+func inputAfterExit(t *testing.T, h Harness) {
+	p := Start(t, h, h.Exit(0))
+	p.WaitEOF()
+	p.WaitExit()
+	var err error
+	p.WaitCall("Write after exit", func() { _, err = p.Write([]byte("too late\n")) })
+	if err != nil {
+		require.ErrorIs(t, err, ports.ErrProcessGone)
+	}
+	if tw, ok := p.Process.(ports.InputTrier); ok {
+		p.WaitCall("TryWrite after exit", func() { _, err = tw.TryWrite([]byte("too late\n")) })
+		if err != nil {
+			require.ErrorIs(t, err, ports.ErrProcessGone)
+		}
+	}
 }
 
 func waitTwiceAndConcurrently(t *testing.T, h Harness) {
@@ -299,7 +324,7 @@ func tryWriteNeverWaits(t *testing.T, h Harness) {
 		require.Less(t, n, len(big))
 	}
 
-	require.NoError(t, p.Signal(syscall.SIGKILL))
+	require.NoError(t, p.Kill())
 	p.WaitEOF()
 	p.WaitExit()
 }

@@ -96,13 +96,13 @@ func (p *Proc) wait() {
 func (p *Proc) end() {
 	t := p.t
 	if !isClosed(p.exited) {
-		_ = p.Signal(syscall.SIGKILL)
+		_ = p.Kill()
 		if !p.within(p.exited) {
 			t.Errorf("process %d still running %v after SIGKILL", p.Pid(), p.timeout)
 		}
 	}
 	if !isClosed(p.readDone) {
-		_ = p.Signal(syscall.SIGKILL)
+		_ = p.Kill()
 	}
 	_ = p.Close()
 	if !p.within(p.readDone) {
@@ -196,4 +196,20 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// signaller is what every spawner's process offers besides ports.Process:
+// any signal to its group, for tests of signals the core never sends.
+type signaller interface {
+	Signal(sig syscall.Signal) error
+}
+
+// Signal sends sig to the process's group through its spawner's own
+// Signal method; a process without one fails the test.
+func (p *Proc) Signal(sig syscall.Signal) error {
+	s, ok := p.Process.(signaller)
+	if !ok {
+		p.t.Fatalf("%T has no Signal(syscall.Signal) method", p.Process)
+	}
+	return s.Signal(sig)
 }

@@ -32,6 +32,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/shellgate/shellgate/adapters/spawner/internal/gone"
 	"github.com/shellgate/shellgate/domain/terminal"
 	"github.com/shellgate/shellgate/ports"
 )
@@ -279,18 +280,19 @@ type stderrReader struct{ p *Process }
 func (r stderrReader) Read(b []byte) (int, error) { return r.p.readStream(b, &r.p.errOut) }
 
 // Write appends b to the child's input. It fails once input is closed, and
-// once the process has exited (EPIPE on pipes, EIO on a pty, as for real).
+// once the process has exited (EPIPE on pipes, EIO on a pty, as for real),
+// with errors that match ports.ErrProcessGone.
 func (p *Process) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
 	case p.closed || p.inClosed:
-		return 0, os.ErrClosed
+		return 0, gone.Wrap(os.ErrClosed)
 	case p.exited:
 		if p.spec.PTY {
-			return 0, syscall.EIO
+			return 0, gone.Wrap(syscall.EIO)
 		}
-		return 0, syscall.EPIPE
+		return 0, gone.Wrap(syscall.EPIPE)
 	}
 	p.in = append(p.in, b...)
 	p.notifyLocked()
@@ -360,6 +362,16 @@ func (p *Process) Signal(sig syscall.Signal) error {
 	p.notifyLocked()
 	return nil
 }
+
+// Interrupt is Signal(SIGINT), its error matching ports.ErrProcessGone
+// once the process has gone.
+func (p *Process) Interrupt() error { return gone.Wrap(p.Signal(syscall.SIGINT)) }
+
+// Terminate is Signal(SIGTERM), as Interrupt.
+func (p *Process) Terminate() error { return gone.Wrap(p.Signal(syscall.SIGTERM)) }
+
+// Kill is Signal(SIGKILL), as Interrupt.
+func (p *Process) Kill() error { return gone.Wrap(p.Signal(syscall.SIGKILL)) }
 
 // Wait blocks until the process has exited and returns its status.
 func (p *Process) Wait() terminal.ExitStatus {

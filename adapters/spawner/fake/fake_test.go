@@ -255,7 +255,7 @@ func TestFakeRecordsResizesAndSignals(t *testing.T) {
 			require.Equal(t, fake.Size{Cols: 90, Rows: 30}, p.Size())
 
 			require.NoError(t, proc.Resize(100, 40))
-			require.NoError(t, proc.Signal(syscall.SIGCONT))
+			require.NoError(t, proc.(*fake.Process).Signal(syscall.SIGCONT))
 			require.NoError(t, proc.Resize(120, 50))
 
 			require.Equal(t, []fake.Size{{Cols: 100, Rows: 40}, {Cols: 120, Rows: 50}}, p.Resizes())
@@ -305,7 +305,7 @@ func TestFakeTrappedSignalDoesNotEndTheProcess(t *testing.T) {
 	require.NoError(t, err)
 	readUntil(t, proc, "$ ") // like a real shell, the trap is set before the prompt
 
-	require.NoError(t, proc.Signal(syscall.SIGINT))
+	require.NoError(t, proc.(*fake.Process).Signal(syscall.SIGINT))
 
 	readUntil(t, proc, "^C")
 	select {
@@ -314,7 +314,7 @@ func TestFakeTrappedSignalDoesNotEndTheProcess(t *testing.T) {
 	default:
 	}
 
-	require.NoError(t, proc.Signal(syscall.SIGKILL))
+	require.NoError(t, proc.(*fake.Process).Signal(syscall.SIGKILL))
 	require.Equal(t, terminal.KilledBy("SIGKILL"), proc.Wait())
 }
 
@@ -350,7 +350,7 @@ func TestFakeHeldOutputDelaysEOFLikeABackgroundJob(t *testing.T) {
 	out, err := io.ReadAll(proc)
 	require.NoError(t, err)
 	require.Equal(t, "early\nlate\n", string(out))
-	require.ErrorIs(t, proc.Signal(syscall.SIGTERM), os.ErrProcessDone)
+	require.ErrorIs(t, proc.(*fake.Process).Signal(syscall.SIGTERM), os.ErrProcessDone)
 }
 
 func TestFakeSignalToTheGroupEndsHeldOutput(t *testing.T) {
@@ -363,7 +363,7 @@ func TestFakeSignalToTheGroupEndsHeldOutput(t *testing.T) {
 	p.HoldOutput()
 	p.Exit(0)
 
-	require.NoError(t, proc.Signal(syscall.SIGKILL), "the group still has a member")
+	require.NoError(t, proc.(*fake.Process).Signal(syscall.SIGKILL), "the group still has a member")
 
 	out, err := io.ReadAll(proc)
 	require.NoError(t, err)

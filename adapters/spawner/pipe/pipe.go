@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/shellgate/shellgate/adapters/spawner/internal/gone"
 	"github.com/shellgate/shellgate/adapters/spawner/internal/proc"
 	"github.com/shellgate/shellgate/ports"
 )
@@ -131,12 +132,18 @@ func (p *process) Stderr() io.Reader {
 }
 
 // Write sends b to the child's standard input.
-func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
+func (p *process) Write(b []byte) (int, error) {
+	n, err := p.stdin.Write(b)
+	return n, gone.Wrap(err)
+}
 
 var _ ports.InputTrier = (*process)(nil)
 
 // TryWrite sends what of b the input pipe takes now.
-func (p *process) TryWrite(b []byte) (int, error) { return proc.TryWrite(p.stdin, b) }
+func (p *process) TryWrite(b []byte) (int, error) {
+	n, err := proc.TryWrite(p.stdin, b)
+	return n, gone.Wrap(err)
+}
 
 // CloseInput closes the child's standard input; later calls do nothing.
 func (p *process) CloseInput() error {

@@ -113,3 +113,15 @@ func TestPipeRefusesAPTYSpec(t *testing.T) {
 	require.ErrorContains(t, err, "pty")
 	require.Nil(t, p)
 }
+
+// A pipe nobody reads any more refuses input (EPIPE), in the core's terms.
+func TestWriteToAnEndedChildIsProcessGone(t *testing.T) {
+	p := contract.Start(t, harness(), contract.ShellSpec(`exit 0`))
+	p.WaitEOF()
+	p.WaitExit()
+
+	_, err := p.Write([]byte("too late\n"))
+
+	require.ErrorIs(t, err, ports.ErrProcessGone)
+	require.ErrorIs(t, err, syscall.EPIPE, "the pipe's own error is kept")
+}

@@ -26,7 +26,7 @@ func TestPTYMasterStaysNonBlocking(t *testing.T) {
 	require.NoError(t, err)
 	p := proc.(*process)
 	t.Cleanup(func() {
-		_ = p.Signal(unix.SIGKILL)
+		_ = p.Kill()
 		p.Wait()
 		_ = p.Close()
 	})

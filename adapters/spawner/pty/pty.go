@@ -16,6 +16,7 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"github.com/shellgate/shellgate/adapters/spawner/internal/gone"
 	"github.com/shellgate/shellgate/adapters/spawner/internal/proc"
 	"github.com/shellgate/shellgate/ports"
 )
@@ -147,12 +148,18 @@ func (p *process) Read(b []byte) (int, error) {
 }
 
 // Write types b into the terminal.
-func (p *process) Write(b []byte) (int, error) { return p.master.Write(b) }
+func (p *process) Write(b []byte) (int, error) {
+	n, err := p.master.Write(b)
+	return n, gone.Wrap(err)
+}
 
 var _ ports.InputTrier = (*process)(nil)
 
 // TryWrite types what of b the terminal's input buffer takes now.
-func (p *process) TryWrite(b []byte) (int, error) { return proc.TryWrite(p.master, b) }
+func (p *process) TryWrite(b []byte) (int, error) {
+	n, err := proc.TryWrite(p.master, b)
+	return n, gone.Wrap(err)
+}
 
 // CloseInput types the terminal's end-of-file character (normally ^D). A pty
 // has no input stream to close; this is what a person would do, and it ends

@@ -129,7 +129,7 @@ func TestPTYCloseInterruptsAPendingRead(t *testing.T) {
 	case err := <-readErr:
 		require.ErrorIs(t, err, os.ErrClosed)
 	case <-time.After(contract.DefaultTimeout):
-		_ = p.Signal(unix.SIGKILL)
+		_ = p.Kill()
 		t.Fatal("Read still blocked after Close")
 	}
 
@@ -162,7 +162,7 @@ func readAll(t *testing.T, p ports.Process) (string, error) {
 	case r := <-done:
 		return string(r.out), r.err
 	case <-time.After(contract.DefaultTimeout):
-		_ = p.Signal(unix.SIGKILL)
+		_ = p.Kill()
 		_ = p.Close()
 		<-done
 		p.Wait()

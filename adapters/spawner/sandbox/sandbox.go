@@ -376,7 +376,7 @@ func (s *Sandbox) start(ctx context.Context, spec ports.SpawnSpec, p plan, progr
 	if g != nil {
 		if err := g.join(proc.Pid()); err != nil {
 			goW.Close() // the helper reads end of file and starts nothing
-			_ = proc.Signal(syscall.SIGKILL)
+			_ = proc.Kill()
 			proc.Wait()
 			_ = proc.Close()
 			statusR.Close()

@@ -15,6 +15,7 @@ import (
 	xssh "golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
 
+	"github.com/shellgate/shellgate/adapters/spawner/internal/gone"
 	"github.com/shellgate/shellgate/domain/terminal"
 	"github.com/shellgate/shellgate/ports"
 )
@@ -325,7 +326,7 @@ func (p *process) Write(b []byte) (int, error) {
 	done := 0
 	for done < len(b) {
 		if err := p.inputErrLocked(); err != nil {
-			return done, err
+			return done, p.inputGone(err)
 		}
 		n := p.enqueueLocked(b[done:])
 		done += n
@@ -341,9 +342,19 @@ func (p *process) TryWrite(b []byte) (int, error) {
 	p.inMu.Lock()
 	defer p.inMu.Unlock()
 	if err := p.inputErrLocked(); err != nil {
-		return 0, err
+		return 0, p.inputGone(err)
 	}
 	return p.enqueueLocked(b), nil
+}
+
+// inputGone is an input error in the core's terms: the server closing the
+// channel's input (EOF) or the process having exited means it takes no
+// more, which matches ports.ErrProcessGone.
+func (p *process) inputGone(err error) error {
+	if errors.Is(err, io.EOF) || isDone(p.exited) {
+		return gone.Mark(err)
+	}
+	return gone.Wrap(err)
 }
 
 func (p *process) inputErrLocked() error {
@@ -486,6 +497,15 @@ func (p *process) Signal(sig syscall.Signal) error {
 	}
 	return fmt.Errorf("ssh %s: %s to process group %d: %w", p.host, unix.SignalName(sig), p.pid, err)
 }
+
+// Interrupt sends SIGINT to the group on the host.
+func (p *process) Interrupt() error { return gone.Wrap(p.Signal(unix.SIGINT)) }
+
+// Terminate sends SIGTERM to the group on the host.
+func (p *process) Terminate() error { return gone.Wrap(p.Signal(unix.SIGTERM)) }
+
+// Kill sends SIGKILL to the group on the host.
+func (p *process) Kill() error { return gone.Wrap(p.Signal(unix.SIGKILL)) }
 
 // killGroup runs kill(1) on the host for pgid; os.ErrProcessDone when the
 // group is gone.

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/shellgate/shellgate/adapters/spawner/internal/childsig"
+	"github.com/shellgate/shellgate/adapters/spawner/internal/gone"
 	"github.com/shellgate/shellgate/domain/terminal"
 	"github.com/shellgate/shellgate/ports"
 )
@@ -109,6 +110,15 @@ func (c *Child) Signal(sig syscall.Signal) error {
 		return fmt.Errorf("%s: %s to process group %d: %w", c.who, SignalName(sig), pid, err)
 	}
 }
+
+// Interrupt sends SIGINT to the child's group.
+func (c *Child) Interrupt() error { return gone.Wrap(c.Signal(unix.SIGINT)) }
+
+// Terminate sends SIGTERM to the child's group.
+func (c *Child) Terminate() error { return gone.Wrap(c.Signal(unix.SIGTERM)) }
+
+// Kill sends SIGKILL to the child's group.
+func (c *Child) Kill() error { return gone.Wrap(c.Signal(unix.SIGKILL)) }
 
 // Status normalises how a child ended; a nil state is a child that never
 // ran.
