@@ -61,8 +61,8 @@ type Subscriber struct {
 	// carry (ReleaseDeferred), so that an echo and the output it causes
 	// leave together.
 	deferred bool
-	wake                 chan struct{}
-	closed               chan struct{}
+	wake     chan struct{}
+	closed   chan struct{}
 }
 
 // OnEnd has f called with the cause when the subscriber ends, on the
