@@ -166,5 +166,7 @@ func httpOptions(cfg Config) httpserver.Options {
 	return httpserver.Options{
 		Listen: cfg.Listen, TLSCert: cfg.TLSCert, TLSKey: cfg.TLSKey,
 		RequestHeaderTimeout: cfg.RequestHeaderTimeout, RequestBodyTimeout: cfg.RequestBodyTimeout,
+		// Connections that can gather a batch of frames into one write.
+		ConnContext: websocket.ConnContext, WrapListener: websocket.Listener,
 	}
 }

@@ -72,6 +72,17 @@ type Conn interface {
 	Peer() Peer
 }
 
+// Gatherer is a Conn that can send several messages in one socket write:
+// the messages written between Gather and Flush leave together at Flush
+// (a keystroke's echo and the output it caused reach the peer as one
+// segment). Gather reports false, and changes nothing, where the
+// connection cannot gather.
+type Gatherer interface {
+	Gather() bool
+	// Flush writes what was gathered; an error ends the connection.
+	Flush(ctx context.Context) error
+}
+
 // Listener hands over connections as they arrive.
 type Listener interface {
 	// Accept returns the next connection, or an error once the listener or ctx

@@ -594,6 +594,11 @@ func (c *conn) dispatchAction(_ context.Context, m message) (any, *Error) {
 		return nil, nil
 	}
 	c.applied(seq, sum)
+	if _, typed := action.(terminal.Input); typed && c.isSubscribed(channel) {
+		// Its output follows in a moment, to this connection too: the
+		// echo waits to leave with it (see readLoop).
+		c.deferEcho = true
+	}
 	return nil, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shellgate/shellgate/app/gate"
@@ -307,17 +308,17 @@ func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.writeLoop(ctx)
-	}()
+	c.writer.ctx = ctx
+	c.sub.SetWake(c.kickWriter)
 	c.sub.OnEnd(c.closeWhenSlow)
 	c.sub.SetDirect(func() { c.sendDirect(ctx) })
 	c.readLoop(ctx)
+	if c.echoTimer != nil {
+		c.echoTimer.Stop()
+	}
 	c.setCaller(c.who(), 0) // stops a pending sign-in expiry
-	s.hub.Remove(c.sub)
-	<-writerDone
+	s.hub.Remove(c.sub)     // ends the subscriber: a running writer ends after its write
+	c.stopWriter()
 	c.closer.Wait()
 	_ = pc.Close(ports.CloseNormal, "")
 	s.forget(c)
@@ -362,6 +363,13 @@ type conn struct {
 
 	closeOnce sync.Once
 	closer    sync.WaitGroup // a close for falling behind, under way
+	writer    writer
+
+	// deferEcho: the frame just handled was a keystroke whose echo may wait
+	// for its output (readLoop). Read loop only.
+	deferEcho bool
+	echoTimer *time.Timer // flushes a deferred echo; read loop only
+	echoArmed atomic.Bool
 
 	// wmu is held by whoever writes to pc: the writer goroutine, or the read
 	// loop sending its own answers.
@@ -390,6 +398,12 @@ func (c *conn) subscribed() []string {
 		out = append(out, ch)
 	}
 	return out
+}
+
+func (c *conn) isSubscribed(ch string) bool {
+	c.chMu.Lock()
+	defer c.chMu.Unlock()
+	return c.channels[ch]
 }
 
 func (c *conn) setSubscribed(ch string, on bool) {
@@ -424,6 +438,14 @@ func (c *conn) readLoop(ctx context.Context) {
 		}
 		c.sub.Hold()
 		c.handle(ctx, frame)
+		if c.deferEcho {
+			// A keystroke's echo: it leaves with the output the keystroke
+			// causes, in one write, or alone after echoDeferral.
+			c.deferEcho = false
+			c.sub.ReleaseDeferred()
+			c.armEchoFlush()
+			continue
+		}
 		// The answer is sent from here when the writer is idle: waking it
 		// would cost a thread hand-off for every request.
 		if !c.wmu.TryLock() {
@@ -431,11 +453,51 @@ func (c *conn) readLoop(ctx context.Context) {
 			continue
 		}
 		err = c.send(ctx, c.sub.TakeHeld())
+		err = c.sendArrived(ctx, err)
 		c.wmu.Unlock()
 		if err != nil {
 			return
 		}
 	}
+}
+
+// echoDeferral is the longest a keystroke's echo waits for the output the
+// keystroke causes (the echo of a password, which prints nothing, waits
+// this long). An echo is a confirmation: nothing waits on it but the
+// client's record of what is settled.
+const echoDeferral = 5 * time.Millisecond
+
+// armEchoFlush makes sure a deferred echo leaves by echoDeferral: the first
+// deferral's deadline stands for those that follow it. Read loop only.
+func (c *conn) armEchoFlush() {
+	if c.echoArmed.Swap(true) {
+		return
+	}
+	if c.echoTimer == nil {
+		c.echoTimer = time.AfterFunc(echoDeferral, c.flushEcho)
+		return
+	}
+	c.echoTimer.Reset(echoDeferral)
+}
+
+func (c *conn) flushEcho() {
+	c.echoArmed.Store(false)
+	c.sub.Flush()
+}
+
+// sendArrived sends, while the caller still has the turn to write, what
+// arrived during its last write: a keystroke's output usually comes while
+// its echo is being written, and handing it to the writer goroutine would
+// cost a wake-up and a second wait for the turn. Bounded, so a flood cannot
+// keep the read loop from reading.
+func (c *conn) sendArrived(ctx context.Context, err error) error {
+	for range 2 {
+		if err != nil || !c.sub.Queued() {
+			return err
+		}
+		err = c.send(ctx, c.sub.Take())
+	}
+	return err
 }
 
 // sendDirect writes what the hub handed over on the producer's goroutine
@@ -448,25 +510,89 @@ func (c *conn) sendDirect(ctx context.Context) {
 		return
 	}
 	defer c.wmu.Unlock()
-	_ = c.send(ctx, c.sub.TakeDirect()) // a failed write closes the connection
+	// A failed write closes the connection.
+	_ = c.sendArrived(ctx, c.send(ctx, c.sub.TakeDirect()))
 }
 
-// writeLoop sends queued answers and events in order until the subscriber
-// ends. A client that fell too far behind is closed with the reason.
-func (c *conn) writeLoop(ctx context.Context) {
+// writer is a connection's writing goroutine, which runs only while there
+// is something to write: an idle connection keeps no goroutine (and no
+// stack) waiting for output. The hub starts it (kickWriter) when an event
+// is queued that neither the read loop nor a direct sender will take.
+//
+// kickWriter runs under the subscriber's lock, and the goroutine takes that
+// lock (Take) while it has the turn to write: so the goroutine never waits
+// on mu, and what it needs to know is in atomics.
+type writer struct {
+	ctx     context.Context
+	running atomic.Bool // a goroutine is (or is about to be) writing
+	pending atomic.Bool // something was queued since the goroutine last took
+	mu      sync.Mutex  // orders starts (wg.Add) before stopWriter's Wait
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+// kickWriter starts the writer unless it runs. The hub calls it holding
+// the subscriber's lock, so it only starts a goroutine.
+func (c *conn) kickWriter() {
+	w := &c.writer
+	w.pending.Store(true)
+	if w.running.Load() {
+		return // it looks at pending before it ends
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped || !w.running.CompareAndSwap(false, true) {
+		return
+	}
+	w.wg.Add(1)
+	go c.writeQueued()
+}
+
+// writeQueued sends queued answers and events in order until nothing is
+// queued, then ends. A client that fell too far behind is closed with the
+// reason (closeWhenSlow); a failed write ends the connection's writing.
+func (c *conn) writeQueued() {
+	w := &c.writer
+	defer w.wg.Done()
 	for {
-		if err := c.sub.Wait(ctx); err != nil {
-			return // closeWhenSlow says why, if it was the client's pace
-		}
+		w.pending.Store(false)
 		// Take the batch only with the turn to write: the read loop may send
 		// what is queued meanwhile, and batches must go out in order.
 		c.wmu.Lock()
-		err := c.send(ctx, c.sub.Take())
+		batch := c.sub.Take()
+		var err error
+		if len(batch) > 0 {
+			err = c.send(w.ctx, batch)
+		}
 		c.wmu.Unlock()
-		if err != nil {
+		if err != nil || w.ctx.Err() != nil {
+			w.mu.Lock()
+			w.stopped = true // the connection is ending; nothing more to write
+			w.mu.Unlock()
+			w.running.Store(false)
+			return
+		}
+		if w.pending.Load() {
+			continue
+		}
+		w.running.Store(false)
+		// A kick between the two loads above found running still set and
+		// left its event to this goroutine: take the turn back for it,
+		// unless a new goroutine already has.
+		if !w.pending.Load() || !w.running.CompareAndSwap(false, true) {
 			return
 		}
 	}
+}
+
+// stopWriter keeps the writer from starting again and waits for a running
+// one to end.
+func (c *conn) stopWriter() {
+	w := &c.writer
+	w.mu.Lock()
+	w.stopped = true
+	w.mu.Unlock()
+	w.wg.Wait()
 }
 
 // send writes a batch in order; c.wmu is held. An error ends the
@@ -475,7 +601,7 @@ func (c *conn) writeLoop(ctx context.Context) {
 // assembled from the encoding every viewer shares; a lone event goes out as
 // that shared encoding itself. The connection keeps no buffer between
 // batches: an idle one holds none.
-func (c *conn) send(ctx context.Context, batch []hub.Event) error {
+func (c *conn) send(ctx context.Context, batch []hub.Event) (rerr error) {
 	defer c.sub.Settle()
 	batch = c.stillReadable(batch)
 	var buf *[]byte // from bufPool, for merged runs and unshared events
@@ -493,6 +619,16 @@ func (c *conn) send(ctx context.Context, batch []hub.Event) error {
 	keep := func(msg []byte) {
 		if buf != nil && cap(msg) > cap(*buf) {
 			*buf = msg[:0] // grown: the larger one goes back to the pool
+		}
+	}
+	if gatherable(batch) {
+		if g, ok := c.pc.(ports.Gatherer); ok && g.Gather() {
+			defer func() {
+				if err := g.Flush(ctx); err != nil && rerr == nil {
+					c.close(ports.CloseInternal, "write failed")
+					rerr = err
+				}
+			}()
 		}
 	}
 	for i := 0; i < len(batch); {
@@ -554,6 +690,22 @@ func (c *conn) send(ctx context.Context, batch []hub.Event) error {
 		}
 	}
 	return nil
+}
+
+// gatherable is a batch of a few small messages, such as a keystroke's echo
+// and its output: they leave in one socket write. A larger batch is
+// written message by message, so nothing big is copied once more.
+func gatherable(batch []hub.Event) bool {
+	if len(batch) < 2 || len(batch) > 8 {
+		return false
+	}
+	size := 0
+	for _, ev := range batch {
+		if d, ok := ev.Action.(terminal.Data); ok {
+			size += len(d.Data)
+		}
+	}
+	return size <= 8<<10
 }
 
 // maxMerged is about the most output one merged message carries: a long

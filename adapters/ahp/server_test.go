@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -382,4 +383,42 @@ func TestSubscribeAnswersCountAgainstTheConnectionsBound(t *testing.T) {
 	closed := c.waitClosed()
 	require.Equal(t, ports.ClosePolicy, closed.Code)
 	require.Contains(t, closed.Reason, "fell more than 65536 bytes behind")
+}
+
+// writerGoroutines counts the goroutines writing for a connection.
+func writerGoroutines() int {
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	return strings.Count(stacks, "adapters/ahp.(*conn).writeQueued")
+}
+
+// TestAConnectionWritesOnAGoroutineOnlyWhileItHasSomethingToWrite: an idle
+// connection keeps no writing goroutine (and its stack) waiting; output
+// that the read loop does not send itself still arrives, in order, and the
+// goroutine that wrote it ends once the queue is empty.
+func TestAConnectionWritesOnAGoroutineOnlyWhileItHasSomethingToWrite(t *testing.T) {
+	r := newRig(t)
+	c := r.dial()
+	c.initialize("c1", "ahp-root://")
+	c.call("createTerminal", map[string]any{"channel": "ahp-terminal:/w", "name": "w",
+		"_meta": map[string]any{"shellgate/spawn": map[string]any{"command": "read x; i=0; while [ $i -lt 200 ]; do echo line-$i; i=$((i+1)); done; read y"}}})
+	c.call("subscribe", map[string]any{"channel": "ahp-terminal:/w"})
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "dispatchAction", "params": map[string]any{
+		"channel": "ahp-terminal:/w", "clientSeq": 1, "action": map[string]any{"type": "terminal/input", "data": "go\n"}}})
+	c.output("ahp-terminal:/w", "line-199\n")
+
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	for writerGoroutines() > 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("a writing goroutine is still there with nothing to write: %d", writerGoroutines())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	// Idle now: the next output starts a writer again and arrives.
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "dispatchAction", "params": map[string]any{
+		"channel": "ahp-terminal:/w", "clientSeq": 2, "action": map[string]any{"type": "terminal/input", "data": "done\n"}}})
+	exited := c.next("exit", isAction("ahp-terminal:/w", "terminal/exited"))
+	require.NotNil(t, exited)
 }

@@ -272,3 +272,58 @@ func TestTotalCapShedsOneThatStoppedReadingBeforeAReaderHoldingMore(t *testing.T
 	h.Remove(reader)
 	h.Remove(stopped)
 }
+
+// TestADeferredEchoLeavesWithTheNextEventOrAtFlush: what the consumer
+// deferred (a keystroke's echo) wakes nobody; the next event carries it
+// along, to the direct sender of a lone idle viewer or to the consumer;
+// with no next event, Flush hands it to the consumer.
+func TestADeferredEchoLeavesWithTheNextEventOrAtFlush(t *testing.T) {
+	t.Run("the output carries it to the direct sender", func(t *testing.T) {
+		h := flowHub(-1)
+		s := hub.NewSubscriber("s", 0)
+		var handed []hub.Event
+		s.SetDirect(func() { handed = append(handed, s.TakeDirect()...) })
+		subscribe(t, h, s, "T")
+		s.Hold()
+		require.True(t, s.Reply("echo"))
+		s.ReleaseDeferred()
+		require.Empty(t, handed)
+		publish(h, "T", 10)
+		require.Len(t, handed, 2, "the echo and the output, in one hand-over")
+		require.Equal(t, "echo", handed[0].Reply)
+		require.Empty(t, s.Take())
+		h.Remove(s)
+	})
+	t.Run("the output wakes the consumer for both", func(t *testing.T) {
+		h := flowHub(-1)
+		s := hub.NewSubscriber("s", 0)
+		woken := 0
+		s.SetWake(func() { woken++ })
+		subscribe(t, h, s, "T")
+		other := hub.NewSubscriber("o", 0)
+		subscribe(t, h, other, "T") // two viewers: no direct hand-over
+		s.Hold()
+		require.True(t, s.Reply("echo"))
+		s.ReleaseDeferred()
+		require.Zero(t, woken, "a deferred echo wakes nobody")
+		publish(h, "T", 10)
+		require.Equal(t, 1, woken)
+		require.Len(t, s.Take(), 2)
+		h.Remove(s)
+		h.Remove(other)
+	})
+	t.Run("with no output, Flush sends it", func(t *testing.T) {
+		s := hub.NewSubscriber("s", 0)
+		woken := 0
+		s.SetWake(func() { woken++ })
+		s.Hold()
+		require.True(t, s.Reply("echo"))
+		s.ReleaseDeferred()
+		require.Zero(t, woken)
+		s.Flush()
+		require.Equal(t, 1, woken)
+		require.Len(t, s.Take(), 1)
+		s.Flush()
+		require.Equal(t, 1, woken, "a second Flush finds nothing deferred")
+	})
+}

@@ -55,9 +55,14 @@ type Subscriber struct {
 	held                 bool // the consumer will take the queue itself: pushes do not wake Next
 	onEnd                func(error)
 	direct               func() // SetDirect's sender
+	onWake               func() // SetWake's
 	directed             bool   // an event waits for direct; pushes do not wake Next
-	wake                 chan struct{}
-	closed               chan struct{}
+	// deferred: what is queued was left for the next push or Flush to
+	// carry (ReleaseDeferred), so that an echo and the output it causes
+	// leave together.
+	deferred bool
+	wake     chan struct{}
+	closed   chan struct{}
 }
 
 // OnEnd has f called with the cause when the subscriber ends, on the
@@ -87,6 +92,18 @@ func NewSubscriber(clientID string, limit int) *Subscriber {
 	}
 }
 
+// SetWake has f called instead of waking Next whenever there is something
+// for the consumer to take: a consumer that starts its writer only when
+// there is something to write keeps no goroutine waiting while idle. f is
+// called under the subscriber's lock: it must not block or call the
+// subscriber. Set it before anything is queued, and then use Take, not
+// Next or Wait.
+func (s *Subscriber) SetWake(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onWake = f
+}
+
 // ClientID is who the subscriber delivers to. Safe from any goroutine.
 func (s *Subscriber) ClientID() string {
 	s.mu.Lock()
@@ -100,6 +117,13 @@ func (s *Subscriber) Pending() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.bytes
+}
+
+// Queued reports whether anything waits to be taken.
+func (s *Subscriber) Queued() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue) > 0 && s.cause == nil
 }
 
 // SetDirect gives the subscriber a sender the hub may call, on the
@@ -119,7 +143,10 @@ func (s *Subscriber) SetDirect(send func()) {
 // sender, and reports whether it did; the caller then calls sendDirect.
 func (s *Subscriber) pushDirect(ev Event) bool {
 	s.mu.Lock()
-	if s.direct == nil || s.bytes > 0 || s.held || s.directed || s.cause != nil {
+	// A queue that holds only what was deferred, with nothing being
+	// written, is idle: the direct sender takes it along.
+	busy := s.bytes > 0 && !(s.deferred && s.inFlight == 0)
+	if s.direct == nil || busy || s.held || s.directed || s.cause != nil {
 		s.mu.Unlock()
 		return false
 	}
@@ -194,12 +221,17 @@ func (s *Subscriber) push(ev Event) error {
 		}
 	}
 	if !s.held {
+		s.deferred = false
 		s.signalLocked()
 	}
 	return nil
 }
 
 func (s *Subscriber) signalLocked() {
+	if s.onWake != nil {
+		s.onWake()
+		return
+	}
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -222,7 +254,34 @@ func (s *Subscriber) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.held = false
+	s.deferred = false
 	if len(s.queue) > 0 {
+		s.signalLocked()
+	}
+}
+
+// ReleaseDeferred ends a Hold leaving what is queued for the next event
+// (which wakes the consumer, or reaches the direct sender, and carries it
+// along) or for Flush, whichever comes first. The read loop uses it for a
+// keystroke's echo: the output the keystroke causes follows within a
+// moment, and both then leave in one write.
+func (s *Subscriber) ReleaseDeferred() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = false
+	s.deferred = len(s.queue) > 0
+}
+
+// Flush ends a deferral: the consumer is woken for what was deferred, if
+// it is still queued.
+func (s *Subscriber) Flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.deferred {
+		return
+	}
+	s.deferred = false
+	if !s.held && len(s.queue) > 0 && s.cause == nil {
 		s.signalLocked()
 	}
 }
@@ -326,6 +385,7 @@ func (s *Subscriber) Take() []Event {
 	wake := s.settleLocked()
 	batch := s.queue
 	s.queue = nil
+	s.deferred = false
 	s.inFlight = s.bytes
 	s.mu.Unlock()
 	if wake != nil {

@@ -102,7 +102,7 @@ var ErrUnknownHost = errors.New("is not a configured host")
 // Defaults.
 const (
 	DefaultStopGrace      = 5 * time.Second
-	DefaultReadBufferSize = 8 << 10
+	DefaultReadBufferSize = 64 << 10
 )
 
 // Host owns every live terminal.

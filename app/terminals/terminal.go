@@ -125,13 +125,19 @@ func (t *Terminal) pump(bufSize int) {
 // drain reads one output stream to its end into the tap and the
 // scrollback. Each stream has its own decoder, so a character split across
 // reads of one stream is not broken by the other stream's output.
+// ownedReadSize caps the read buffer of a process that cannot lend (one
+// on another machine, a fake): that buffer lives as long as the terminal.
+const ownedReadSize = 16 << 10
+
 func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 	// An idle terminal holds no read buffer: where the process can say when
 	// output is there, the buffer is taken from the pool only then.
 	lender, _ := r.(ports.BufferLender)
 	var owned []byte
 	if lender == nil {
-		owned = make([]byte, bufSize)
+		// Held for the terminal's whole life, so no larger than a
+		// channel's usual packet.
+		owned = make([]byte, min(bufSize, ownedReadSize))
 	}
 	var out outStream
 	marks := t.marks

@@ -84,7 +84,13 @@ func startDaemon(ctx context.Context, bin, dir string) (*daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir)
+	// Room for every idle connection the memory figure opens: the default
+	// cap (256) is for people, not for this count.
+	config := filepath.Join(dataDir, "perf-config.yaml")
+	if err := os.WriteFile(config, []byte("max_connections: 4096\n"), 0o600); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--config", config)
 	// The same shell as the plain runs, so both sides run the same command.
 	cmd.Env = append(os.Environ(), "SHELL=/bin/sh", "SHELLGATE_DATA_DIR="+dataDir)
 	cmd.SysProcAttr = childAttr()

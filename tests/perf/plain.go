@@ -14,8 +14,10 @@ import (
 	"github.com/creack/pty"
 )
 
-// readSize is the plain loop's read size: the daemon's pump reads 8 KiB.
-const readSize = 8 << 10
+// readSize is the plain loop's read size, the daemon's pump buffer (a pty
+// hands out at most 4 KiB a read either way; the pump reads on into its
+// buffer while more is there, the plain loop reads once per call).
+const readSize = 64 << 10
 
 // plainTerm is a shell line under a pty, read with creack/pty's master
 // directly: the plain loop with no server that shellgate is measured

@@ -95,7 +95,7 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 		closeAll(errW)
 	}
 
-	return &process{Child: proc.Reap("pipe", cmd), stdin: inW, out: outR, errOut: errR}, nil
+	return &process{Child: proc.Reap("pipe", cmd), stdin: inW, out: outR, lent: proc.NewLentReader(outR, nil), errOut: errR}, nil
 }
 
 // process is one child on pipes. The embedded Child gives Wait, Pid and
@@ -104,6 +104,7 @@ type process struct {
 	*proc.Child
 	stdin *os.File
 	out   *os.File
+	lent  *proc.LentReader // the pump's reads of out
 	// errOut is standard error when the spec kept it apart; nil otherwise.
 	errOut *os.File
 
@@ -186,5 +187,5 @@ func closeAll(files ...*os.File) {
 // ReadLent reads output into a buffer borrowed only once there is output,
 // so an idle terminal holds none.
 func (p *process) ReadLent(lend func() []byte, giveBack func([]byte)) ([]byte, int, error) {
-	return proc.ReadLent(p.out, lend, giveBack, nil)
+	return p.lent.ReadLent(lend, giveBack)
 }

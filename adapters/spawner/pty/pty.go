@@ -92,7 +92,7 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 		child.Wait()
 		return nil, fmt.Errorf("pty: spawn %q: %w", spec.Program, err)
 	}
-	return &process{Child: child, master: master}, nil
+	return &process{Child: child, master: master, out: proc.NewLentReader(master, isEIO)}, nil
 }
 
 // pollable swaps f for a non-blocking descriptor of the same pty master.
@@ -130,6 +130,7 @@ func pollable(f *os.File) (*os.File, error) {
 type process struct {
 	*proc.Child
 	master *os.File
+	out    *proc.LentReader // the pump's reads of master
 
 	closeOnce sync.Once
 	closeErr  error
@@ -221,7 +222,7 @@ func (p *process) Close() error {
 // ReadLent reads output into a buffer borrowed only once there is output,
 // so an idle terminal holds none.
 func (p *process) ReadLent(lend func() []byte, giveBack func([]byte)) ([]byte, int, error) {
-	return proc.ReadLent(p.master, lend, giveBack, isEIO)
+	return p.out.ReadLent(lend, giveBack)
 }
 
 func isEIO(err error) bool { return errors.Is(err, syscall.EIO) }

@@ -28,12 +28,16 @@ type conn struct {
 
 	mu     sync.Mutex
 	endErr *ports.CloseError // first cause; set once
-	done   chan struct{}     // closed with endErr
 
-	pinger sync.WaitGroup
+	gather    *gatherConn    // the socket, where it can gather writes; else nil
+	pingTimer *time.Timer    // the next ping; set under mu by startPings
+	pinging   sync.WaitGroup // a ping waiting for its pong
 }
 
-var _ ports.Conn = (*conn)(nil)
+var (
+	_ ports.Conn     = (*conn)(nil)
+	_ ports.Gatherer = (*conn)(nil)
+)
 
 func newConn(wsc *ws.Conn, peer ports.Peer, opts Options, log *slog.Logger) *conn {
 	return &conn{
@@ -44,7 +48,6 @@ func newConn(wsc *ws.Conn, peer ports.Peer, opts Options, log *slog.Logger) *con
 		pingInterval: opts.PingInterval,
 		pingTimeout:  opts.PingTimeout,
 		log:          log,
-		done:         make(chan struct{}),
 	}
 }
 
@@ -109,6 +112,35 @@ func (c *conn) Write(ctx context.Context, msg []byte) error {
 	return c.failed(ctx, err)
 }
 
+// Gather holds the messages written from now until Flush back, to send
+// them in one socket write.
+func (c *conn) Gather() bool {
+	if c.gather == nil {
+		return false
+	}
+	c.gather.gather()
+	return true
+}
+
+// Flush sends what was gathered, within the write timeout.
+func (c *conn) Flush(ctx context.Context) error {
+	if c.gather == nil {
+		return nil
+	}
+	var deadline time.Time
+	if c.writeTimeout > 0 {
+		deadline = time.Now().Add(c.writeTimeout)
+	}
+	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
+		deadline = d
+	}
+	if err := c.gather.flush(deadline); err != nil {
+		_ = c.ws.CloseNow()
+		return c.failed(ctx, err)
+	}
+	return nil
+}
+
 // Close sends code and reason in a close frame and waits (up to about ten
 // seconds) for the peer's answer. A code that cannot travel in a close frame
 // is sent as 1011, and the reason is cut to the 123 bytes a frame can hold.
@@ -117,7 +149,7 @@ func (c *conn) Close(code ports.CloseCode, reason string) error {
 	code, reason = sendable(code, reason)
 	_, first := c.end(&ports.CloseError{Code: code, Reason: reason})
 	err := c.ws.Close(ws.StatusCode(code), reason)
-	c.pinger.Wait()
+	c.pinging.Wait()
 	if !first || err == nil || errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -133,42 +165,49 @@ func (c *conn) startPings() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.endErr != nil {
-		// Close may already be waiting on the pinger; Add now would race it.
 		return
 	}
-	c.pinger.Go(c.keepAlive)
+	c.pingTimer = time.AfterFunc(c.pingInterval, c.ping)
 }
 
-func (c *conn) keepAlive() {
-	t := time.NewTicker(c.pingInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.done:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), c.pingTimeout)
-		err := c.ws.Ping(ctx)
-		cancel()
-		if err == nil {
-			continue
-		}
-		if errors.Is(err, net.ErrClosed) {
-			// Ended by someone else; the reader reports the cause.
-			return
-		}
-		_, first := c.end(&ports.CloseError{
-			Code:   ports.CloseAbnormal,
-			Reason: fmt.Sprintf("peer did not answer a ping within %s", c.pingTimeout),
-		})
-		// No close handshake: a peer that ignores pings will not answer one.
-		_ = c.ws.CloseNow()
-		if first {
-			c.log.Info("websocket peer stopped answering pings; dropped",
-				slog.String("remote", c.peer.RemoteAddr))
-		}
+// ping runs on the timer's goroutine, which lives only while the ping
+// waits for its pong: between pings an idle connection holds a timer, not
+// a goroutine and its stack.
+func (c *conn) ping() {
+	c.mu.Lock()
+	if c.endErr != nil {
+		c.mu.Unlock()
 		return
+	}
+	// Under mu and before any end: Close, which ends first, waits for it.
+	c.pinging.Add(1)
+	c.mu.Unlock()
+	defer c.pinging.Done()
+
+	ctx, cancel := context.WithTimeout(context.Background(), c.pingTimeout)
+	err := c.ws.Ping(ctx)
+	cancel()
+	if err == nil {
+		c.mu.Lock()
+		if c.endErr == nil {
+			c.pingTimer.Reset(c.pingInterval)
+		}
+		c.mu.Unlock()
+		return
+	}
+	if errors.Is(err, net.ErrClosed) {
+		// Ended by someone else; the reader reports the cause.
+		return
+	}
+	_, first := c.end(&ports.CloseError{
+		Code:   ports.CloseAbnormal,
+		Reason: fmt.Sprintf("peer did not answer a ping within %s", c.pingTimeout),
+	})
+	// No close handshake: a peer that ignores pings will not answer one.
+	_ = c.ws.CloseNow()
+	if first {
+		c.log.Info("websocket peer stopped answering pings; dropped",
+			slog.String("remote", c.peer.RemoteAddr))
 	}
 }
 
@@ -205,7 +244,9 @@ func (c *conn) end(ce *ports.CloseError) (*ports.CloseError, bool) {
 		return c.endErr, false
 	}
 	c.endErr = ce
-	close(c.done)
+	if c.pingTimer != nil {
+		c.pingTimer.Stop()
+	}
 	return ce, true
 }
 

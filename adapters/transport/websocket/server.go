@@ -189,6 +189,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		RemoteAddr: r.RemoteAddr,
 		Origin:     r.Header.Get("Origin"),
 	}, s.opts, s.log)
+	c.gather = gathererOf(r.Context())
 
 	// The handler waits here until Accept takes the connection: the hijacked
 	// socket lives on after ServeHTTP returns, so nothing is lost by blocking.

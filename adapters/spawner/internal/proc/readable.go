@@ -4,25 +4,52 @@ import (
 	"errors"
 	"io"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// ReadLent reads f (non-blocking, in Go's poller) into a buffer taken with
-// lend only once there is something to read: while nothing is, the poller
-// parks the caller holding no buffer and no thread. eof maps an error the
-// kind of file uses for the end of output (a pty's EIO) to io.EOF.
-func ReadLent(f *os.File, lend func() []byte, giveBack func([]byte), eof func(error) bool) ([]byte, int, error) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return nil, 0, err
+// LentReader reads a non-blocking file in Go's poller into buffers borrowed
+// only once there is something to read: while nothing is, the poller parks
+// the caller holding no buffer and no thread. One goroutine reads it at a
+// time.
+type LentReader struct {
+	f   *os.File
+	rc  syscall.RawConn
+	eof func(error) bool
+}
+
+// readOnMin is the least a read must have brought for the next to be
+// tried at once: a flood fills its reads (a pty's hold up to 4 KiB), a
+// keystroke's echo does not, and asking the kernel again for it would only
+// cost a read that finds nothing.
+const readOnMin = 1 << 10
+
+// NewLentReader reads f; eof maps an error the kind of file uses for the
+// end of output (a pty's EIO) to io.EOF, and may be nil.
+func NewLentReader(f *os.File, eof func(error) bool) *LentReader {
+	return &LentReader{f: f, eof: eof}
+}
+
+// ReadLent reads into a buffer taken with lend once there is output, and
+// reads on into it while reads come back full and it has room: a pty hands
+// out at most 4 KiB a read, and each read that reached the viewers on its
+// own cost a wake-up and a socket write. A short read ends the call, so a
+// keystroke's echo costs one read and leaves at once.
+func (r *LentReader) ReadLent(lend func() []byte, giveBack func([]byte)) ([]byte, int, error) {
+	if r.rc == nil {
+		rc, err := r.f.SyscallConn()
+		if err != nil {
+			return nil, 0, err
+		}
+		r.rc = rc
 	}
 	var (
 		buf     []byte
 		n       int
 		readErr error
 	)
-	err = rc.Read(func(fd uintptr) bool {
+	err := r.rc.Read(func(fd uintptr) bool {
 		b := lend()
 		for {
 			n, readErr = unix.Read(int(fd), b)
@@ -35,6 +62,18 @@ func ReadLent(f *os.File, lend func() []byte, giveBack func([]byte), eof func(er
 			return false // nothing yet: park until the poller says
 		}
 		buf = b
+		for k := n; readErr == nil && k >= readOnMin && n < len(b); {
+			var err error
+			k, err = unix.Read(int(fd), b[n:])
+			if errors.Is(err, unix.EINTR) {
+				k = readOnMin
+				continue
+			}
+			if err != nil || k <= 0 {
+				break // EAGAIN, or an end the next call reports
+			}
+			n += k
+		}
 		return true
 	})
 	if err == nil {
@@ -43,7 +82,7 @@ func ReadLent(f *os.File, lend func() []byte, giveBack func([]byte), eof func(er
 	switch {
 	case err == nil && n == 0:
 		err = io.EOF
-	case err != nil && eof != nil && eof(err):
+	case err != nil && r.eof != nil && r.eof(err):
 		err = io.EOF
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package proc
 import (
 	"io"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -20,6 +21,7 @@ func TestReadLentBorrowsOnlyWhenThereIsOutput(t *testing.T) {
 	require.NoError(t, unix.SetNonblock(fd, true))
 	pollable := os.NewFile(uintptr(fd), "pipe")
 	defer pollable.Close()
+	lr := NewLentReader(pollable, nil)
 
 	var lent, returned atomic.Int32
 	lend := func() []byte { lent.Add(1); return make([]byte, 16) }
@@ -32,7 +34,7 @@ func TestReadLentBorrowsOnlyWhenThereIsOutput(t *testing.T) {
 	}
 	got := make(chan result, 1)
 	go func() {
-		buf, n, err := ReadLent(pollable, lend, giveBack, nil)
+		buf, n, err := lr.ReadLent(lend, giveBack)
 		got <- result{buf, n, err}
 	}()
 	_, err = w.Write([]byte("hello"))
@@ -43,7 +45,48 @@ func TestReadLentBorrowsOnlyWhenThereIsOutput(t *testing.T) {
 	require.Equal(t, lent.Load()-1, returned.Load(), "every buffer lent while waiting came back; one is out")
 
 	require.NoError(t, w.Close())
-	_, _, err = ReadLent(pollable, lend, giveBack, nil)
+	_, _, err = lr.ReadLent(lend, giveBack)
 	require.ErrorIs(t, err, io.EOF)
 	require.Equal(t, lent.Load()-1, returned.Load(), "the end of output returns its buffer")
+}
+
+// TestReadLentReadsOnWhileReadsComeBackFull: a file that hands out a
+// little per read (a pty gives at most 4 KiB; a packet socket one packet)
+// is read on into the same buffer while its reads come back full, so a
+// flood reaches the viewers as one batch and not as one per read; a short
+// read (a keystroke's echo) ends the call; and a buffer is never overfilled.
+func TestReadLentReadsOnWhileReadsComeBackFull(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET, 0)
+	require.NoError(t, err)
+	require.NoError(t, unix.SetNonblock(fds[0], true))
+	reader := os.NewFile(uintptr(fds[0]), "reader")
+	writer := os.NewFile(uintptr(fds[1]), "writer")
+	defer reader.Close()
+	defer writer.Close()
+	full := strings.Repeat("x", readOnMin)
+	packets := []string{full, full, "short", "after"}
+	for _, p := range packets {
+		_, err := writer.Write([]byte(p))
+		require.NoError(t, err)
+	}
+
+	lr := NewLentReader(reader, nil)
+	lend := func() []byte { return make([]byte, 3*readOnMin) }
+	buf, n, err := lr.ReadLent(lend, func([]byte) {})
+	require.NoError(t, err)
+	require.Equal(t, full+full+"short", string(buf[:n]), "full reads are read on; the short one ends the call")
+
+	buf, n, err = lr.ReadLent(lend, func([]byte) {})
+	require.NoError(t, err)
+	require.Equal(t, "after", string(buf[:n]), "the rest comes next")
+
+	lend = func() []byte { return make([]byte, readOnMin+10) }
+	for range 2 {
+		_, err := writer.Write([]byte(full))
+		require.NoError(t, err)
+	}
+	buf, n, err = lr.ReadLent(lend, func([]byte) {})
+	require.NoError(t, err)
+	require.Equal(t, readOnMin+10, n, "reading on stops when the buffer is full")
+	require.Equal(t, full+full[:10], string(buf[:n]))
 }

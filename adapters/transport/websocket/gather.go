@@ -1,0 +1,109 @@
+package websocket
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"sync"
+	"time"
+)
+
+// Listener wraps ln so that each connection it accepts can gather the
+// frames of several messages into one socket write (ports.Gatherer): a
+// keystroke's echo and the output it caused then reach the peer in one
+// segment, one wake-up of the peer instead of two. Serve HTTP (or HTTPS:
+// TLS goes on top, and gathers whole records) on the result, with
+// ConnContext as the server's ConnContext.
+func Listener(ln net.Listener) net.Listener { return gatherListener{ln} }
+
+type gatherListener struct{ net.Listener }
+
+func (l gatherListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &gatherConn{Conn: c}, nil
+}
+
+type gatherKey struct{}
+
+// ConnContext is http.Server's ConnContext for a Listener's connections: it
+// lets the upgrade find the connection it may gather writes on.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	if gc, ok := c.(*gatherConn); ok {
+		return context.WithValue(ctx, gatherKey{}, gc)
+	}
+	return ctx
+}
+
+func gathererOf(ctx context.Context) *gatherConn {
+	gc, _ := ctx.Value(gatherKey{}).(*gatherConn)
+	return gc
+}
+
+// gatherConn holds writes back while gathering and sends them in one
+// write at flush. mu is held across every socket write, so a ping frame
+// written meanwhile (by another goroutine, through the library) is never
+// cut into the gathered bytes: it joins them, in order.
+type gatherConn struct {
+	net.Conn
+	mu        sync.Mutex
+	gathering bool
+	buf       *[]byte
+}
+
+var gatherPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// maxGathered bounds what is gathered: callers gather small batches only,
+// and a pooled buffer that grew past this is let go.
+const maxGathered = 64 << 10
+
+func (c *gatherConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gathering {
+		*c.buf = append(*c.buf, p...)
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *gatherConn) gather() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.gathering {
+		c.gathering = true
+		c.buf = gatherPool.Get().(*[]byte)
+	}
+}
+
+// flush writes what was gathered in one write, by deadline (zero: none).
+func (c *gatherConn) flush(deadline time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.gathering {
+		return nil
+	}
+	c.gathering = false
+	buf := c.buf
+	c.buf = nil
+	defer func() {
+		if cap(*buf) <= maxGathered {
+			*buf = (*buf)[:0]
+			gatherPool.Put(buf)
+		}
+	}()
+	if len(*buf) == 0 {
+		return nil
+	}
+	if !deadline.IsZero() {
+		_ = c.Conn.SetWriteDeadline(deadline)
+		defer func() { _ = c.Conn.SetWriteDeadline(time.Time{}) }()
+	}
+	_, err := c.Conn.Write(*buf)
+	return err
+}
