@@ -596,7 +596,7 @@ func (c *conn) dispatchAction(_ context.Context, m message) (any, *Error) {
 	c.applied(seq, sum)
 	if _, typed := action.(terminal.Input); typed && c.isSubscribed(channel) {
 		// Its output follows in a moment, to this connection too: the
-		// echo waits to leave with it (see readLoop).
+		// echo waits to leave with it (D8 in docs/protocol.md; readLoop).
 		c.deferEcho = true
 	}
 	return nil, nil
