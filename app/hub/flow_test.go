@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -261,10 +262,12 @@ func TestTotalCapShedsOneThatStoppedReadingBeforeAReaderHoldingMore(t *testing.T
 	reader, stopped := h.NewSubscriber("reader", 0), h.NewSubscriber("stopped", 0)
 	subscribe(t, h, reader, "T")
 	subscribe(t, h, stopped, "U")
-	publish(h, "U", 900)  // 1060 held
-	publish(h, "T", 1500) // 1660 held: 2720 in all
-	reader.Progress()     // it wrote a message of what it holds: it reads on
-	publish(h, "U", 300)  // past the cap
+	publish(h, "U", 900) // 1060 held, over the mark from here on
+	publish(h, "T", 500) // 660 held, under the mark
+	reader.Take()        // it writes a large message of what it holds
+	publish(h, "T", 900) // 1720 held: 2780 in all
+	reader.Progress()    // a part of it went out
+	publish(h, "U", 300) // past the cap
 	var slow *hub.SlowError
 	require.ErrorAs(t, stopped.Err(), &slow)
 	require.True(t, slow.Total)
@@ -326,4 +329,41 @@ func TestADeferredEchoLeavesWithTheNextEventOrAtFlush(t *testing.T) {
 		s.Flush()
 		require.Equal(t, 1, woken, "a second Flush finds nothing deferred")
 	})
+}
+
+// TestTotalCapShedsTheOneThatStoppedEvenIfItWroteMoreRecentlyThanAReader:
+// a viewer that stopped reading can have written more recently than a
+// reader busy with one large message (its socket's buffer took what it was
+// given for a while); it has stayed over the high-water mark since, while
+// the reader came back under it, so the stopped ones go first.
+func TestTotalCapShedsTheOneThatStoppedEvenIfItWroteMoreRecentlyThanAReader(t *testing.T) {
+	h := flowHub(7000)
+	reader := h.NewSubscriber("reader", 0)
+	stopped := []*hub.Subscriber{h.NewSubscriber("s1", 0), h.NewSubscriber("s2", 0)}
+	for _, s := range append([]*hub.Subscriber{reader}, stopped...) {
+		subscribe(t, h, s, "T")
+	}
+	publish(h, "T", 900) // 1060 each: all over the mark
+	reader.Take()
+	reader.Settle() // back under the low mark: the terminal reads on
+	publish(h, "T", 900)
+	for _, s := range stopped {
+		s.Take()
+		s.Progress() // their sockets still take a message
+	}
+	reader.Take()        // a large message, still being written
+	publish(h, "T", 900) // 2120 for the reader, 3180 for each stopped one: past the cap
+	shed := 0
+	for _, s := range stopped {
+		var slow *hub.SlowError
+		if errors.As(s.Err(), &slow) && slow.Total {
+			shed++
+		}
+	}
+	require.Equal(t, 1, shed, "one of those over the mark since the start, which is enough")
+	require.NoError(t, reader.Err(), "it came back under the mark since: it reads")
+	h.Remove(reader)
+	for _, s := range stopped {
+		h.Remove(s)
+	}
 }

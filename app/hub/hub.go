@@ -299,15 +299,22 @@ const maxDirect = 1<<10 + 160
 
 // shedLocked drops the subscribers furthest behind until all of them
 // together hold no more than the cap; the caller holds h.mu. Furthest
-// behind is what arrived for a subscriber since its connection last wrote
-// a message: one that stopped reading goes before one that reads on,
-// however much the reader holds; among equals, the one holding most.
+// behind is first what arrived for a subscriber since it last held less
+// than the high-water mark. A reader keeps coming back under it: each time
+// a terminal it paused reads on, it is because a viewer like it got back
+// under the low mark, so little piles up for it, however big the message
+// it is writing. One that stopped reading stays over the mark while
+// everything since piles up, even while its socket's buffer still took
+// what it was written (so "wrote nothing for longest" is not the test:
+// such a one wrote more recently than a reader busy with a large message).
+// Among equals (nobody over the mark), what arrived since its connection
+// last wrote a message, then what it holds.
 func (h *Hub) shedLocked() {
 	for h.maxHeld > 0 && h.held.Load() > h.maxHeld {
 		var worst *Subscriber
-		var most [2]int
+		var most [3]int
 		for s := range h.members {
-			if b := s.behind(); b[1] > 0 && (b[0] > most[0] || b[0] == most[0] && b[1] > most[1]) {
+			if b := s.behind(); b[2] > 0 && further(b, most) {
 				worst, most = s, b
 			}
 		}
@@ -316,6 +323,16 @@ func (h *Hub) shedLocked() {
 		}
 		h.drop(worst, &SlowError{Limit: int(h.maxHeld), Total: true})
 	}
+}
+
+// further orders behind's figures, most telling first.
+func further(a, b [3]int) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] > b[i]
+		}
+	}
+	return false
 }
 
 // Reject queues a refused dispatch's echo for its sender alone: a

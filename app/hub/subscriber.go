@@ -51,12 +51,17 @@ type Subscriber struct {
 	// received counts every byte ever queued; progressAt is what it was
 	// when the consumer last reported a message written (Progress, Settle).
 	received, progressAt int
-	cause                error
-	held                 bool // the consumer will take the queue itself: pushes do not wake Next
-	onEnd                func(error)
-	direct               func() // SetDirect's sender
-	onWake               func() // SetWake's
-	directed             bool   // an event waits for direct; pushes do not wake Next
+	// calmAt is what received was when the subscriber last held less than
+	// the hub's high-water mark: one that reads keeps coming back under
+	// it (that is what lets a paused terminal read on); one that stopped
+	// stays over it while everything since piles up.
+	calmAt   int
+	cause    error
+	held     bool // the consumer will take the queue itself: pushes do not wake Next
+	onEnd    func(error)
+	direct   func() // SetDirect's sender
+	onWake   func() // SetWake's
+	directed bool   // an event waits for direct; pushes do not wake Next
 	// deferred: what is queued was left for the next push or Flush to
 	// carry (ReleaseDeferred), so that an echo and the output it causes
 	// leave together.
@@ -186,12 +191,13 @@ func (s *Subscriber) ReleaseDirect() {
 	s.Release()
 }
 
-// behind is what arrived since the consumer last wrote a message, and what
-// the subscriber holds.
-func (s *Subscriber) behind() [2]int {
+// behind is how far the subscriber is behind, most telling first: what
+// arrived since it last held less than the high-water mark, what arrived
+// since its connection last wrote a message, and what it holds.
+func (s *Subscriber) behind() [3]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return [2]int{s.received - s.progressAt, s.bytes}
+	return [3]int{s.received - s.calmAt, s.received - s.progressAt, s.bytes}
 }
 
 // push appends ev, or reports that the bound is exceeded.
@@ -218,6 +224,8 @@ func (s *Subscriber) push(ev Event) error {
 		h.held.Add(int64(size))
 		if s.bytes >= h.high {
 			s.over.Store(true)
+		} else {
+			s.calmAt = s.received
 		}
 	}
 	if !s.held {
@@ -431,6 +439,9 @@ func (s *Subscriber) settleLocked() *Hub {
 	h := s.hub
 	if h != nil {
 		h.held.Add(-int64(s.inFlight))
+		if s.bytes < h.high {
+			s.calmAt = s.received
+		}
 	}
 	s.inFlight = 0
 	if h != nil && s.bytes <= h.low && s.over.Load() {
@@ -449,6 +460,7 @@ func (s *Subscriber) attach(h *Hub) {
 	}
 	s.hub = h
 	h.held.Add(int64(s.bytes))
+	s.calmAt = s.received
 	if s.bytes >= h.high {
 		s.over.Store(true)
 	}
