@@ -150,7 +150,7 @@ func newMux(cfg Config, ws *websocket.Server, m *metrics.Metrics, sb ports.Sandb
 		health, _ := json.Marshal(struct {
 			Status  string        `json:"status"`
 			Sandbox sandboxHealth `json:"sandbox"`
-			Hosts   []hostHealth  `json:"hosts"`
+			Hosts   []HostHealth  `json:"hosts"`
 		}{"ok", sandbox, hostsHealth(hosts)})
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(append(health, '\n'))

@@ -130,8 +130,9 @@ func newSpawner(here ports.Spawner, hosts *remoteHosts) ports.Spawner {
 	return local.NewRouter(here, byName)
 }
 
-// hostHealth is one host in /healthz.
-type hostHealth struct {
+// HostHealth is one host in /healthz, as the daemon reports it and the
+// CLI reads it.
+type HostHealth struct {
 	Name      string  `json:"name"`
 	Addr      string  `json:"addr,omitempty"`
 	Connected bool    `json:"connected"`
@@ -144,10 +145,10 @@ type hostHealth struct {
 }
 
 // hostsHealth lists main (always up: it is this daemon) and each host.
-func hostsHealth(r *remoteHosts) []hostHealth {
-	out := []hostHealth{{Name: ports.MainHost, Connected: true}}
+func hostsHealth(r *remoteHosts) []HostHealth {
+	out := []HostHealth{{Name: ports.MainHost, Connected: true}}
 	for _, h := range r.health() {
-		out = append(out, hostHealth{
+		out = append(out, HostHealth{
 			Name: h.Name, Addr: h.Addr, Connected: h.Connected, LastError: h.LastError,
 			RoundTrip: float64(h.RoundTrip.Microseconds()) / 1000, Terminals: h.Sessions, Connections: h.Connections,
 		})

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
 
 	"github.com/shellgate/shellgate/adapters/userstore"
+	"github.com/shellgate/shellgate/cmd/shellgate/internal/config"
 )
 
 // usersPath is the users file in the data directory.
@@ -72,19 +72,11 @@ func checkListen(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("--listen %q: %w", cfg.Listen, err)
 	}
-	if isLoopbackHost(host) || cfg.TLSCert != "" || cfg.Insecure {
+	if config.IsLoopbackHost(host) || cfg.TLSCert != "" || cfg.Insecure {
 		if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 			return errors.New("--tls-cert and --tls-key go together")
 		}
 		return nil
 	}
 	return fmt.Errorf("listening on %s exposes every terminal beyond this machine: give --tls-cert and --tls-key, or --insecure if something else encrypts the traffic", cfg.Listen)
-}
-
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
 }

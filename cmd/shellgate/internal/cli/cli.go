@@ -7,8 +7,6 @@ package cli
 
 import (
 	"fmt"
-	"net"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -42,21 +40,7 @@ func configFromFlags(cmd *cobra.Command) (shellgate.Config, error) { return conf
 // credentialsPath is the credentials file serve writes for the CLI.
 func credentialsPath(cfg shellgate.Config) string { return cfg.CredentialsFile() }
 
-// hostHealth is one host of the daemon's /healthz, as the client reads it.
-type hostHealth struct {
-	Name      string  `json:"name"`
-	Addr      string  `json:"addr,omitempty"`
-	Connected bool    `json:"connected"`
-	LastError string  `json:"last_error,omitempty"`
-	RoundTrip float64 `json:"round_trip_ms,omitempty"`
-	Terminals int     `json:"terminals"`
-}
+
 
 // isLoopbackHost says whether host names this machine's loopback.
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
-}
+func isLoopbackHost(host string) bool { return config.IsLoopbackHost(host) }

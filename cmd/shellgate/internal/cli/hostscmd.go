@@ -6,6 +6,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/shellgate/shellgate"
 )
 
 // newHostsCmd lists the daemon's machines and how their connections are.
@@ -38,7 +40,7 @@ func listHosts(cmd *cobra.Command, r remote) error {
 	ctx, cancel := context.WithTimeout(cmd.Context(), setupPatience)
 	defer cancel()
 	var health struct {
-		Hosts []hostHealth `json:"hosts"`
+		Hosts []shellgate.HostHealth `json:"hosts"`
 	}
 	if err := api.Do(ctx, "GET", "/healthz", nil, &health); err != nil {
 		return err

@@ -7,8 +7,10 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -72,4 +74,14 @@ func DefaultDataDir() (string, error) {
 		return "", fmt.Errorf("no data directory: set --data-dir or SHELLGATE_DATA_DIR (%w)", err)
 	}
 	return filepath.Join(home, ".local", "share", "shellgate"), nil
+}
+
+// IsLoopbackHost says whether host (a name or an address, brackets
+// allowed) names this machine's loopback.
+func IsLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }
