@@ -12,6 +12,7 @@ import (
 	"github.com/shellgate/shellgate/adapters/clock"
 	"github.com/shellgate/shellgate/adapters/spawner/fake"
 	"github.com/shellgate/shellgate/adapters/transport/memory"
+	"github.com/shellgate/shellgate/app/gate"
 	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/ports"
@@ -23,7 +24,7 @@ import (
 func BenchmarkDispatchEchoRoundTrip(b *testing.B) {
 	h := hub.New(hub.Options{})
 	host := terminals.New(terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}, Dir: os.TempDir()}, h, fake.New(), clock.System())
-	srv := ahp.NewServer(host, clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{})
+	srv := ahp.NewServer(host, clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{Gate: gate.AllowAll()})
 	ctx := context.Background()
 	server, cl := memory.Pipe(ports.Peer{})
 	done := make(chan struct{})

@@ -16,6 +16,7 @@ import (
 	"github.com/shellgate/shellgate/adapters/clock"
 	"github.com/shellgate/shellgate/adapters/spawner/local"
 	"github.com/shellgate/shellgate/adapters/transport/memory"
+	"github.com/shellgate/shellgate/app/gate"
 	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/ports"
@@ -41,7 +42,7 @@ func FuzzRouterFrames(f *testing.F) {
 	}
 	h := hub.New(hub.Options{})
 	host := terminals.New(terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}, Dir: os.TempDir()}, h, local.New(), clock.System())
-	srv := ahp.NewServer(host, clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{})
+	srv := ahp.NewServer(host, clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{Gate: gate.AllowAll()})
 	ctx := context.Background()
 	keep, err := host.Create(ctx, terminals.Spec{URI: "ahp-terminal:/keep", Claim: claimOf("owner"), Command: "cat"})
 	require.NoError(f, err)

@@ -12,7 +12,6 @@ import (
 	"github.com/shellgate/shellgate/app/gate"
 	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
-	"github.com/shellgate/shellgate/domain/access"
 	"github.com/shellgate/shellgate/domain/terminal"
 	"github.com/shellgate/shellgate/ports"
 )
@@ -51,8 +50,10 @@ type Options struct {
 	ServerVersion string
 	// Metrics, if set, is told about connections and traffic.
 	Metrics Metrics
-	// Gate decides every command and dispatch; nil serves every connection
-	// as the daemon's own (for embedders that gate at their transport).
+	// Gate decides every command and dispatch. Nil lets nobody in (no one
+	// can sign in); an embedder that gates at its transport and wants
+	// every connection served as the daemon's own says so with
+	// gate.AllowAll().
 	Gate *gate.Gate
 	// Resource is the sign-in record's resource identifier (the host's URL).
 	Resource func() string
@@ -139,13 +140,13 @@ func NewServer(host *terminals.Host, clock ports.Clock, log *slog.Logger, opts O
 	}
 	g := opts.Gate
 	if g == nil {
-		g = gate.New(rootOnly{})
+		g = gate.Nobody()
 	}
 	s := &Server{
 		host: host, hub: host.Hub(), clock: clock, log: log, opts: opts, gate: g,
 		clients: make(map[string]*clientRecord), conns: make(map[*conn]struct{}),
 	}
-	if opts.Gate != nil {
+	if opts.Gate != nil && !opts.Gate.AllowsAll() {
 		s.mu.Lock() // the check may run, and reschedule, before this returns
 		s.sweep = clock.AfterFunc(opts.RevocationCheck, s.closeRevoked)
 		s.mu.Unlock()
@@ -275,7 +276,7 @@ func (s *Server) Close(reason string) {
 // Serve runs one connection until it ends.
 func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
 	c := &conn{srv: s, pc: pc, sub: s.hub.NewSubscriber("", s.opts.QueueBytes), channels: map[string]bool{}, shape: newestShape}
-	if s.opts.Gate == nil {
+	if s.gate.AllowsAll() {
 		c.caller = gate.Caller{Root: true}
 	} else if tok := pc.Peer().Token; tok != "" {
 		// A token presented at the door signs the connection in from its
@@ -847,11 +848,3 @@ func (c *conn) outgoing(a terminal.Action) terminal.Action {
 	return a
 }
 
-// rootOnly is the directory of a server with no gate: nobody signs in, and
-// every connection is served as the daemon's own.
-type rootOnly struct{}
-
-func (rootOnly) Lookup(string) (access.Principal, bool)    { return access.Principal{}, false }
-func (rootOnly) Principal(string) (access.Principal, bool) { return access.Principal{}, false }
-func (rootOnly) Roles() *access.Roles                      { return access.NewRoles() }
-func (rootOnly) Generation() uint64                        { return 0 }

@@ -19,6 +19,7 @@ import (
 	"github.com/shellgate/shellgate/adapters/clock"
 	"github.com/shellgate/shellgate/adapters/spawner/local"
 	"github.com/shellgate/shellgate/adapters/transport/memory"
+	"github.com/shellgate/shellgate/app/gate"
 	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/domain/terminal"
@@ -39,7 +40,7 @@ type rig struct {
 	srv  *ahp.Server
 }
 
-func newRig(t *testing.T) *rig { return newRigWith(t, ahp.Options{}) }
+func newRig(t *testing.T) *rig { return newRigWith(t, ahp.Options{Gate: gate.AllowAll()}) }
 
 func newRigWith(t *testing.T, opts ahp.Options) *rig {
 	t.Helper()
@@ -362,7 +363,7 @@ func TestASecondConnectionUnderOneClientIDTakesItOver(t *testing.T) {
 // be asked again and again: its size counts against the connection's bound,
 // so a client cannot pile up snapshots it does not read.
 func TestSubscribeAnswersCountAgainstTheConnectionsBound(t *testing.T) {
-	r := newRigWith(t, ahp.Options{QueueBytes: 64 << 10})
+	r := newRigWith(t, ahp.Options{Gate: gate.AllowAll(), QueueBytes: 64 << 10})
 	for uri, command := range map[string]string{
 		"ahp-terminal:/small": "echo small",
 		"ahp-terminal:/big":   "head -c 200000 /dev/zero | tr '\\0' x",
@@ -421,4 +422,24 @@ func TestAConnectionWritesOnAGoroutineOnlyWhileItHasSomethingToWrite(t *testing.
 		"channel": "ahp-terminal:/w", "clientSeq": 2, "action": map[string]any{"type": "terminal/input", "data": "done\n"}}})
 	exited := c.next("exit", isAction("ahp-terminal:/w", "terminal/exited"))
 	require.NotNil(t, exited)
+}
+
+// TestAServerGivenNoGateLetsNobodyIn: with no gate the server has no
+// permissive default. A connection may introduce itself, but it is
+// nobody: it cannot open a terminal, and no token signs it in. Serving
+// every connection as the daemon's own takes gate.AllowAll().
+func TestAServerGivenNoGateLetsNobodyIn(t *testing.T) {
+	r := newRigWith(t, ahp.Options{})
+	c := r.dial()
+	c.initialize("c1")
+	created := c.call("createTerminal", map[string]any{"channel": "ahp-terminal:/t"})
+	require.NotZero(t, errCode(created), "nobody may open a terminal: %v", created)
+	_, err := r.host.Get("ahp-terminal:/t")
+	require.ErrorIs(t, err, terminals.ErrNotFound, "and none was opened")
+
+	open := newRigWith(t, ahp.Options{Gate: gate.AllowAll()})
+	c2 := open.dial()
+	c2.initialize("c2")
+	created = c2.call("createTerminal", map[string]any{"channel": "ahp-terminal:/t"})
+	require.Nil(t, created["error"], "AllowAll serves every connection as the daemon's own")
 }

@@ -82,11 +82,34 @@ func (c Caller) SignedIn() bool { return c.Root || c.ID != "" }
 
 // Gate answers for callers against the users directory.
 type Gate struct {
-	users ports.UserStore
+	users    ports.UserStore
+	allowAll bool
 }
 
 // New returns a gate over the users directory.
 func New(users ports.UserStore) *Gate { return &Gate{users: users} }
+
+// AllowAll returns the gate of an embedder that does no access control in
+// the protocol at all: every connection is the daemon's own caller, with
+// every grant, from its first frame. It is never a default: a server
+// given no gate lets nobody in, so serving everyone is something the
+// embedder writes, where a review sees it.
+func AllowAll() *Gate { return &Gate{users: nobody{}, allowAll: true} }
+
+// Nobody returns a gate that knows no one: nobody signs in.
+func Nobody() *Gate { return New(nobody{}) }
+
+// AllowsAll reports whether this is AllowAll's gate: every connection is
+// the daemon's own caller.
+func (g *Gate) AllowsAll() bool { return g.allowAll }
+
+// nobody is a users directory with no one in it.
+type nobody struct{}
+
+func (nobody) Lookup(string) (access.Principal, bool)    { return access.Principal{}, false }
+func (nobody) Principal(string) (access.Principal, bool) { return access.Principal{}, false }
+func (nobody) Roles() *access.Roles                      { return access.NewRoles() }
+func (nobody) Generation() uint64                        { return 0 }
 
 // principal returns the caller's current record; false when nobody.
 func (g *Gate) principal(c Caller) (access.Principal, bool) {
