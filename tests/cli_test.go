@@ -106,7 +106,7 @@ func TestExecExitsWithTheCommandsCodeAfterStreamingItsOutput(t *testing.T) {
 	uri := regexp.MustCompile(`kept (ahp-terminal:/\S+)`).FindStringSubmatch(kept.stderr)
 	require.NotNil(t, uri, kept.stderr)
 	list = cli(t, d.remoteEnv(), "ls")
-	require.Regexp(t, regexp.QuoteMeta(uri[1])+`\s+sh -c exit 4\s+main\s+client \S+\s+exited 4\n`, list.stdout)
+	require.Regexp(t, regexp.QuoteMeta(uri[1])+`\s+sh -c exit 4\s+main\s+admin\s+exited 4\n`, list.stdout)
 }
 
 func TestClientCommandsShowTheDaemonsRefusalButNeverTheToken(t *testing.T) {
@@ -376,7 +376,7 @@ func TestAttachUnderARealPtyTypesResizesDetachesAndReattaches(t *testing.T) {
 	require.Equal(t, 0, first.wait(t))
 	require.Equal(t, before, termios(t, first.tty), "the local terminal is restored")
 	list := cli(t, d.remoteEnv(), "ls")
-	require.Regexp(t, `(?m)^`+regexp.QuoteMeta(uri)+`\s+sh\s+main\s+client \S+\s+running$`, list.stdout)
+	require.Regexp(t, `(?m)^`+regexp.QuoteMeta(uri)+`\s+sh\s+main\s+admin\s+running$`, list.stdout)
 
 	// Re-attach by id: the scrollback shows what happened before; the
 	// shell's exit ends attach with its code.

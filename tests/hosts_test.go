@@ -234,7 +234,7 @@ func TestCLIExecRunsOnAHostAndHostsListsIt(t *testing.T) {
 	kept := cli(t, env, "exec", "--keep", "--host", "frontend", "--", "true")
 	require.Equal(t, 0, kept.code, kept.stderr)
 	list := cli(t, env, "ls")
-	require.Regexp(t, `(?m)\s+true\s+frontend\s+client \S+\s+exited 0$`, list.stdout)
+	require.Regexp(t, `(?m)\s+true\s+frontend\s+ana\s+exited 0$`, list.stdout)
 
 	hosts := cli(t, env, "hosts")
 	require.Equal(t, 0, hosts.code, hosts.stderr)
