@@ -154,7 +154,7 @@ func TestLsListsTerminalsWithTheCredentialsServeWrote(t *testing.T) {
 
 	res = cli(t, []string{"SHELLGATE_DATA_DIR=" + dataDir}, "ls")
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Regexp(t, `(?m)^ahp-terminal:/listed\s+build \\x1b\[31mbox\s+main\s+client lister\s+running$`, res.stdout,
+	require.Regexp(t, `(?m)^ahp-terminal:/listed\s+build \\x1b\[31mbox\s+main\s+admin\s+running$`, res.stdout,
 		"a title cannot send escape sequences to the reader's terminal")
 }
 

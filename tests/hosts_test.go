@@ -61,6 +61,7 @@ func hostHealth(t *testing.T, health map[string]any, name string) map[string]any
 }
 
 func TestAgentSessionOnAnSSHHostRunsItsCommandsThere(t *testing.T) {
+	t.Parallel()
 	g, _ := startHostsDaemon(t)
 	status, created := g.api(t, "autobot", "POST", "/api/agent-terminal/sessions", map[string]any{
 		"agent_id": "auto_1", "agent_role": "automation_agent", "host": "frontend",
@@ -84,6 +85,7 @@ func TestAgentSessionOnAnSSHHostRunsItsCommandsThere(t *testing.T) {
 }
 
 func TestUnknownHostIsRefusedWithTheConfiguredNames(t *testing.T) {
+	t.Parallel()
 	g, _ := startHostsDaemon(t)
 
 	status, body := g.api(t, "autobot", "POST", "/api/agent-terminal/sessions", map[string]any{
@@ -108,6 +110,7 @@ func TestUnknownHostIsRefusedWithTheConfiguredNames(t *testing.T) {
 }
 
 func TestServerGoneMidCommandEndsItWithAReasonAndTheHostRecovers(t *testing.T) {
+	t.Parallel()
 	g, s := startHostsDaemon(t)
 	_, created := g.api(t, "autobot", "POST", "/api/agent-terminal/sessions", map[string]any{
 		"agent_id": "auto_1", "agent_role": "automation_agent", "host": "frontend",
@@ -175,6 +178,7 @@ func TestServerGoneMidCommandEndsItWithAReasonAndTheHostRecovers(t *testing.T) {
 }
 
 func TestPersonsPTYTerminalOnAnSSHHostTypesResizesAndInterrupts(t *testing.T) {
+	t.Parallel()
 	g, _ := startHostsDaemon(t)
 	ctx := ctxT(t)
 	c := g.dial(t, ahpclient.DialOptions{Token: g.tokens["ana"]})
@@ -223,6 +227,7 @@ func TestPersonsPTYTerminalOnAnSSHHostTypesResizesAndInterrupts(t *testing.T) {
 }
 
 func TestCLIExecRunsOnAHostAndHostsListsIt(t *testing.T) {
+	t.Parallel()
 	g, s := startHostsDaemon(t)
 	env := []string{"SHELLGATE_URL=http://" + g.addr, "SHELLGATE_TOKEN=" + g.tokens["ana"]}
 
@@ -252,6 +257,7 @@ func TestCLIExecRunsOnAHostAndHostsListsIt(t *testing.T) {
 }
 
 func TestRemoteBashUnderAPtyReportsItsCommands(t *testing.T) {
+	t.Parallel()
 	g, _ := startHostsDaemon(t)
 	ctx := ctxT(t)
 	c := g.dial(t, ahpclient.DialOptions{Token: g.tokens["ana"]})
