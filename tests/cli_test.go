@@ -714,8 +714,9 @@ func firstDifference(got, want string) string {
 // until the daemon has dropped exec for falling behind; exec resumes over a
 // new connection, writes every byte once, exits with the command's code and
 // leaves no terminal behind.
-// Not parallel: it needs the reader to fall behind the daemon, which
-// other tests sharing the cores could make happen sooner or later.
+// Not parallel: its bound is small (256 KiB), and the viewers that read
+// on must keep up with the flood; beside other tests, on a loaded
+// machine, they fell that far behind too and were dropped.
 func TestExecReadSlowlyResumesAndDeliversAllItsOutput(t *testing.T) {
 	d := slowQueueDaemon(t)
 	// About 6 MB in 3000 writes: more than the sockets and the client's
@@ -771,8 +772,9 @@ func waitExited(t *testing.T, watcher *ahpclient.Client, uri string) {
 // until the daemon has dropped it; attach reconnects, replays what it
 // missed, says so on stderr (not in the terminal's output) and carries on
 // to the terminal's exit.
-// Not parallel: it needs the reader to fall behind the daemon, which
-// other tests sharing the cores could make happen sooner or later.
+// Not parallel: its bound is small (256 KiB), and the viewers that read
+// on must keep up with the flood; beside other tests, on a loaded
+// machine, they fell that far behind too and were dropped.
 func TestAttachDroppedAsSlowReconnectsAndMissesNothing(t *testing.T) {
 	d := slowQueueDaemon(t)
 	script, want := floodScript(3000, "attach-done")
