@@ -268,10 +268,7 @@ func TestRemoteBashUnderAPtyReportsItsCommands(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	require.Nil(t, rpcErr)
-	_, _, err = c.Subscribe(ctx, ch)
-	require.NoError(t, err)
-	_, err = c.WaitAction(ctx, ahpclient.Match(ch, "terminal/commandDetectionAvailable"))
-	require.NoError(t, err, "the remote shell announces command detection")
+	subscribeDetecting(ctx, t, c, ch, "the remote shell announces command detection")
 
 	_, err = c.Dispatch(ctx, ch, ahpclient.InputAction("false\r"))
 	require.NoError(t, err)
