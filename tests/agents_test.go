@@ -30,6 +30,13 @@ type gateDaemon struct {
 // agent) into a fresh data directory, then starts shellgate serve on it.
 func startGateDaemon(t *testing.T, extraArgs ...string) *gateDaemon {
 	t.Helper()
+	return startGateDaemonWith(t, nil, extraArgs...)
+}
+
+// startGateDaemonWith is startGateDaemon with env ("K=V") added to the
+// daemon's environment.
+func startGateDaemonWith(t *testing.T, env []string, extraArgs ...string) *gateDaemon {
+	t.Helper()
 	dir := t.TempDir()
 	store, err := userstore.Open(filepath.Join(dir, "users.yaml"))
 	require.NoError(t, err)
@@ -40,7 +47,7 @@ func startGateDaemon(t *testing.T, extraArgs ...string) *gateDaemon {
 		tokens[u.id], err = store.Add(u.id, u.role)
 		require.NoError(t, err)
 	}
-	return &gateDaemon{daemon: startDaemonIn(t, dir, extraArgs...), tokens: tokens}
+	return &gateDaemon{daemon: startDaemonWith(t, dir, env, extraArgs...), tokens: tokens}
 }
 
 // api calls the agent REST API as who (a name in tokens; any other name
@@ -256,10 +263,10 @@ func TestAgentCommandTimeoutKillsItAndSaysSo(t *testing.T) {
 	require.Equal(t, http.StatusCreated, status, created)
 	execPath := "/api/agent-terminal/execute?session_id=" + created["session_id"].(string)
 
-	start := time.Now()
+	// Whatever the machine's speed, the answer says what ended the command:
+	// the timeout, not the sleep's own end.
 	status, ran := g.api(t, "autobot", "POST", execPath, map[string]any{"command": "echo started; sleep 30"})
 	require.Equal(t, http.StatusOK, status, ran)
-	require.Less(t, time.Since(start), 20*time.Second)
 	require.Equal(t, true, ran["timed_out"])
 	require.Equal(t, "SIGKILL", ran["signal"])
 	require.EqualValues(t, 128, ran["return_code"])
@@ -315,11 +322,10 @@ func TestSessionClaimMustNameASessionTheCallerMayDrive(t *testing.T) {
 // an agent is refused them however it spells the path, each refusal is
 // audited, and the token the person who started serve exported never
 // reaches an agent's command.
-// Not parallel: it sets SHELLGATE_TOKEN in the environment.
 func TestAgentCannotReadOrChangeTheDaemonsOwnFiles(t *testing.T) {
+	t.Parallel()
 	const exported = "sg_exported-by-whoever-started-serve"
-	t.Setenv("SHELLGATE_TOKEN", exported)
-	g := startGateDaemon(t)
+	g := startGateDaemonWith(t, []string{"SHELLGATE_TOKEN=" + exported})
 	const inFile = "sg_admin-token-in-the-credentials-file"
 	require.NoError(t, userstore.WriteClientCredentials(filepath.Join(g.dataDir, "credentials.json"), "http://"+g.addr, inFile))
 	usersBefore, err := os.ReadFile(filepath.Join(g.dataDir, "users.yaml"))
@@ -388,11 +394,12 @@ func TestAgentCommandsNeitherWaitForInputNorRunWithoutLimit(t *testing.T) {
 	require.Equal(t, http.StatusCreated, status, created)
 	execPath := "/api/agent-terminal/execute?session_id=" + created["session_id"].(string)
 
-	start := time.Now()
+	// read's status 1 is end of input: both cat and read saw it, rather
+	// than waiting until command_timeout.
 	status, ran := g.api(t, "chatbot", "POST", execPath, map[string]any{"command": "cat; read answer; echo read=$?"})
 	require.Equal(t, http.StatusOK, status, ran)
 	require.Equal(t, "read=1\n", ran["stdout"])
-	require.Less(t, time.Since(start), 10*time.Second)
+	require.NotEqual(t, true, ran["timed_out"])
 
 	status, body := g.api(t, "chatbot", "POST", execPath, map[string]any{"command": "echo hi", "description": strings.Repeat("d", 1_048_500)})
 	require.Equal(t, http.StatusBadRequest, status, body["error"])

@@ -157,28 +157,78 @@ type pageBrowser struct {
 	exceptions []string
 }
 
+// sharedChromium is one headless Chromium for every browser test here.
+// Each test gets a browser context of its own (storage and cookies as
+// fresh as a new profile's) in a window of its own, instead of a Chromium
+// of its own, whose start alone takes seconds on a loaded machine.
+var sharedChromium struct {
+	once  sync.Once
+	ctx   context.Context
+	close func()
+	err   error
+}
+
+// chromiumRoot starts the shared Chromium on first use.
+func chromiumRoot() (context.Context, error) {
+	sharedChromium.once.Do(func() {
+		dir, err := os.MkdirTemp("", "shellgate-chromium")
+		if err != nil {
+			sharedChromium.err = err
+			return
+		}
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(browserChromium),
+			chromedp.Headless,
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.Flag("disable-quic", true),
+			chromedp.NoFirstRun,
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			// Windows left in the background must still draw: tests run
+			// side by side, each in a window of its own.
+			chromedp.Flag("disable-background-timer-throttling", true),
+			chromedp.Flag("disable-renderer-backgrounding", true),
+			chromedp.Flag("disable-backgrounding-occluded-windows", true),
+			chromedp.UserDataDir(dir),
+			chromedp.WindowSize(1400, 860),
+		)
+		allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancel := chromedp.NewContext(allocCtx)
+		sharedChromium.close = func() {
+			cancel()
+			allocCancel()
+			_ = os.RemoveAll(dir)
+		}
+		// The first Run starts the browser; no timeout on it, which would
+		// bound the browser's whole life.
+		if err := chromedp.Do(ctx); err != nil {
+			sharedChromium.err = fmt.Errorf("starting %s: %w", browserChromium, err)
+			return
+		}
+		sharedChromium.ctx = ctx
+	})
+	return sharedChromium.ctx, sharedChromium.err
+}
+
+// closeChromium ends the shared Chromium, if a test started it.
+func closeChromium() {
+	if sharedChromium.close != nil {
+		sharedChromium.close()
+	}
+}
+
 func newPageBrowser(t *testing.T) *pageBrowser {
 	t.Helper()
 	requireBrowser(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browserChromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 860),
-	)
-	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx)
+	root, err := chromiumRoot()
+	require.NoError(t, err)
+	ctx, cancel := chromedp.NewContext(root, chromedp.WithNewBrowserContext())
 	b := &pageBrowser{t: t, ctx: ctx}
-	// Listen starts the browser; no timeout on this first use, which would
-	// bound the browser's whole life.
-	err := chromedp.Listen(ctx, func(ev any) {
+	// Listen opens the test's window; no timeout on this first use, which
+	// would bound the window's whole life.
+	err = chromedp.Listen(ctx, func(ev any) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		switch e := ev.(type) {
@@ -202,8 +252,7 @@ func newPageBrowser(t *testing.T) *pageBrowser {
 	})
 	if err != nil {
 		cancel()
-		allocCancel()
-		t.Fatalf("starting %s: %v", browserChromium, err)
+		t.Fatalf("opening a window in %s: %v", browserChromium, err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -212,7 +261,6 @@ func newPageBrowser(t *testing.T) *pageBrowser {
 			b.mu.Unlock()
 		}
 		cancel()
-		allocCancel()
 	})
 	return b
 }

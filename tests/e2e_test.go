@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -41,7 +42,20 @@ var headCommit = func() string {
 	return strings.TrimSpace(string(out))
 }()
 
+// e2eParallel is how many parallel tests run at once here unless
+// -test.parallel says otherwise. Go's default, GOMAXPROCS, suits tests
+// that compute; these mostly wait on other processes (a daemon, shells,
+// sshd, Chromium), so on a 2-core machine two at a time left the cores
+// idle for most of the package's run.
+const e2eParallel = 6
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(e2eParallel))
+	}
 	dir, err := os.MkdirTemp("", "shellgate-e2e")
 	if err != nil {
 		panic(err)
@@ -71,6 +85,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	closeChromium()
 	os.RemoveAll(dir)
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

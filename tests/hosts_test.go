@@ -61,6 +61,7 @@ func hostHealth(t *testing.T, health map[string]any, name string) map[string]any
 }
 
 func TestAgentSessionOnAnSSHHostRunsItsCommandsThere(t *testing.T) {
+	t.Parallel()
 	g, _ := startHostsDaemon(t)
 	status, created := g.api(t, "autobot", "POST", "/api/agent-terminal/sessions", map[string]any{
 		"agent_id": "auto_1", "agent_role": "automation_agent", "host": "frontend",
@@ -84,6 +85,7 @@ func TestAgentSessionOnAnSSHHostRunsItsCommandsThere(t *testing.T) {
 }
 
 func TestUnknownHostIsRefusedWithTheConfiguredNames(t *testing.T) {
+	t.Parallel()
 	g, _ := startHostsDaemon(t)
 
 	status, body := g.api(t, "autobot", "POST", "/api/agent-terminal/sessions", map[string]any{
@@ -108,6 +110,7 @@ func TestUnknownHostIsRefusedWithTheConfiguredNames(t *testing.T) {
 }
 
 func TestServerGoneMidCommandEndsItWithAReasonAndTheHostRecovers(t *testing.T) {
+	t.Parallel()
 	g, s := startHostsDaemon(t)
 	_, created := g.api(t, "autobot", "POST", "/api/agent-terminal/sessions", map[string]any{
 		"agent_id": "auto_1", "agent_role": "automation_agent", "host": "frontend",
@@ -175,6 +178,7 @@ func TestServerGoneMidCommandEndsItWithAReasonAndTheHostRecovers(t *testing.T) {
 }
 
 func TestPersonsPTYTerminalOnAnSSHHostTypesResizesAndInterrupts(t *testing.T) {
+	t.Parallel()
 	g, _ := startHostsDaemon(t)
 	ctx := ctxT(t)
 	c := g.dial(t, ahpclient.DialOptions{Token: g.tokens["ana"]})
@@ -223,6 +227,7 @@ func TestPersonsPTYTerminalOnAnSSHHostTypesResizesAndInterrupts(t *testing.T) {
 }
 
 func TestCLIExecRunsOnAHostAndHostsListsIt(t *testing.T) {
+	t.Parallel()
 	g, s := startHostsDaemon(t)
 	env := []string{"SHELLGATE_URL=http://" + g.addr, "SHELLGATE_TOKEN=" + g.tokens["ana"]}
 
@@ -234,7 +239,7 @@ func TestCLIExecRunsOnAHostAndHostsListsIt(t *testing.T) {
 	kept := cli(t, env, "exec", "--keep", "--host", "frontend", "--", "true")
 	require.Equal(t, 0, kept.code, kept.stderr)
 	list := cli(t, env, "ls")
-	require.Regexp(t, `(?m)\s+true\s+frontend\s+client \S+\s+exited 0$`, list.stdout)
+	require.Regexp(t, `(?m)\s+true\s+frontend\s+ana\s+exited 0$`, list.stdout)
 
 	hosts := cli(t, env, "hosts")
 	require.Equal(t, 0, hosts.code, hosts.stderr)
@@ -252,6 +257,7 @@ func TestCLIExecRunsOnAHostAndHostsListsIt(t *testing.T) {
 }
 
 func TestRemoteBashUnderAPtyReportsItsCommands(t *testing.T) {
+	t.Parallel()
 	g, _ := startHostsDaemon(t)
 	ctx := ctxT(t)
 	c := g.dial(t, ahpclient.DialOptions{Token: g.tokens["ana"]})
@@ -262,10 +268,7 @@ func TestRemoteBashUnderAPtyReportsItsCommands(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	require.Nil(t, rpcErr)
-	_, _, err = c.Subscribe(ctx, ch)
-	require.NoError(t, err)
-	_, err = c.WaitAction(ctx, ahpclient.Match(ch, "terminal/commandDetectionAvailable"))
-	require.NoError(t, err, "the remote shell announces command detection")
+	subscribeDetecting(ctx, t, c, ch, "the remote shell announces command detection")
 
 	_, err = c.Dispatch(ctx, ch, ahpclient.InputAction("false\r"))
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"os/exec"
 	"strings"
 	"testing"
@@ -14,6 +15,24 @@ import (
 // as a person would type into them, and reads back what shellgate's own
 // shell integration reports: directory, commands, exit codes, durations —
 // with no mark bytes left in the output clients see.
+// subscribeDetecting subscribes c to ch and waits until the shell there
+// has announced command detection: in the snapshot, when it did before the
+// subscription (on a loaded machine the subscription can come after the
+// shell's whole start), else by the action.
+func subscribeDetecting(ctx context.Context, t *testing.T, c *ahpclient.Client, ch, what string) {
+	t.Helper()
+	snap, rpcErr, err := c.Subscribe(ctx, ch)
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
+	state, err := snap.Terminal()
+	require.NoError(t, err)
+	if state.SupportsCommandDetection != nil && *state.SupportsCommandDetection {
+		return
+	}
+	_, err = c.WaitAction(ctx, ahpclient.Match(ch, "terminal/commandDetectionAvailable"))
+	require.NoError(t, err, what)
+}
+
 func TestShellReportsItsCommandsUnderAPty(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"bash", "zsh"} {
@@ -35,10 +54,7 @@ func TestShellReportsItsCommandsUnderAPty(t *testing.T) {
 			}})
 			require.NoError(t, err)
 			require.Nil(t, rpcErr)
-			_, _, err = c.Subscribe(ctx, ch)
-			require.NoError(t, err)
-			_, err = c.WaitAction(ctx, ahpclient.Match(ch, "terminal/commandDetectionAvailable"))
-			require.NoError(t, err, "the shell announces command detection")
+			subscribeDetecting(ctx, t, c, ch, "the shell announces command detection")
 
 			typeLine := func(s string) {
 				t.Helper()

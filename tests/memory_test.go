@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,7 +81,12 @@ func TestClientsThatDoNotReadHoldNoMoreThanTheTotalCap(t *testing.T) {
 	})
 	_, err = reader.Dispatch(ctx, channel, ahpclient.InputAction("go\n"))
 	require.NoError(t, err)
-	text, err := reader.WaitOutput(ctx, channel, "flood-done")
+	// Twelve MiB to twenty-one viewers under -race outlast the usual
+	// patience on a loaded machine: the wait is longer (a deadline, not a
+	// budget), as waitExited's is.
+	flood, cancel := context.WithTimeout(context.Background(), 4*patience)
+	defer cancel()
+	text, err := reader.WaitOutput(flood, channel, "flood-done")
 	close(stop)
 	sampling.Wait()
 	require.NoError(t, err)
@@ -119,6 +125,9 @@ func TestDepartedClientsKeepNothingButTheirCursor(t *testing.T) {
 	require.NoError(t, err)
 	heapBefore := d.metric("go_memstats_heap_inuse_bytes")
 	for i := range clients {
+		// Each client's steps have their own deadline: sixty snapshots of
+		// 190 KB under -race, beside other tests, outlast one patience.
+		ctx := ctxT(t)
 		c := d.dial(t, ahpclient.DialOptions{})
 		_, _, err := c.Initialize(ctx, fmt.Sprintf("visitor%d", i), nil, nil)
 		require.NoError(t, err)

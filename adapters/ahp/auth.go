@@ -80,6 +80,17 @@ func (c *conn) bindClientID(clientID string) *Error {
 	return clientIDTaken(clientID, me.ID)
 }
 
+// personOf is the principal clientID is bound to ("" for nobody, or an id
+// this host does not know), for the claims it makes.
+func (s *Server) personOf(clientID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rec := s.clients[clientID]; rec != nil {
+		return rec.person
+	}
+	return ""
+}
+
 // clientIDTaken is the refusal of a client id bound to another principal.
 func clientIDTaken(clientID, me string) *Error {
 	if me == "" {

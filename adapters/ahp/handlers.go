@@ -412,7 +412,9 @@ func (c *conn) createTerminal(ctx context.Context, m message) (any, *Error) {
 		return nil, err
 	}
 	who := c.who()
-	spec := terminals.Spec{URI: channel, Shell: c.defaultShell, Claim: terminal.ClientHolds(c.clientID),
+	holds := terminal.ClientHolds(c.clientID)
+	holds.Person = c.srv.personOf(c.clientID)
+	spec := terminals.Spec{URI: channel, Shell: c.defaultShell, Claim: holds,
 		Owner: who.ID, Reserve: c.srv.gate.Reserved(who)}
 	if p.has("claim") {
 		claim, ok := fromWireClaim(p["claim"])
@@ -423,6 +425,8 @@ func (c *conn) createTerminal(ctx context.Context, m message) (any, *Error) {
 			return nil, invalidParams("A client claim must name your own client id (%s)", c.clientID)
 		case claim.Kind == terminal.ClaimSession && (c.srv.opts.MayClaimSession == nil || !c.srv.opts.MayClaimSession(c.who(), claim.Session)):
 			return nil, invalidParams("The claim names the agent session %s, which you may not drive", claim.Session)
+		case claim.Kind == terminal.ClaimClient:
+			spec.Claim = holds
 		default:
 			spec.Claim = claim
 		}
@@ -581,6 +585,10 @@ func (c *conn) dispatchAction(_ context.Context, m message) (any, *Error) {
 	if action == nil {
 		c.reject(channel, echo, origin, reason)
 		return nil, nil
+	}
+	if cl, ok := action.(terminal.Claimed); ok && cl.Claim.Kind == terminal.ClaimClient {
+		cl.Claim.Person = c.srv.personOf(cl.Claim.ClientID)
+		action = cl
 	}
 	sum := fingerprintOf(channel, raw)
 	if c.repeats(seq, sum) {

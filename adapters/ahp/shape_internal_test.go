@@ -90,3 +90,33 @@ func TestLegacyExitWithoutACodeCarriesNoExitCode(t *testing.T) {
 	require.NotContains(t, keysOf(t, shapeOf("0.8.0").state(&snap)), "exitCode")
 	require.Equal(t, &wireLifecycle{Status: "exited"}, shapeOf("1.0.0").state(&snap).Lifecycle)
 }
+
+// A client claim's person is named once, in the root state's _meta, and
+// never in the entries or claims themselves, whose keys each version
+// defines; an anonymous client and an agent session are not named.
+func TestRootStateNamesHoldersWhileEntriesKeepTheirShape(t *testing.T) {
+	running := terminal.Lifecycle{Status: terminal.StatusRunning}
+	sam := terminal.ClientHolds("c-sam")
+	sam.Person = "sam"
+	list := []terminals.Info{
+		{URI: "ahp-terminal:/a", Title: "sh", Claim: sam, Lifecycle: running},
+		{URI: "ahp-terminal:/b", Title: "sh", Claim: terminal.ClientHolds("c-anon"), Lifecycle: running},
+		{URI: "ahp-terminal:/c", Title: "sh", Claim: terminal.Claim{Kind: terminal.ClaimSession, Session: "ahp-session:/s", Chat: "ahp-chat:/c"}, Lifecycle: running},
+	}
+	require.Equal(t, map[string]string{"c-sam": "sam"}, holderNames(list))
+	require.Nil(t, holderNames(list[1:]), "nobody to name: no _meta at all")
+
+	for _, tc := range []struct {
+		version string
+		entry   []string
+	}{
+		{"0.8.0", []string{"claim", "resource", "title"}},
+		{"1.0.0", []string{"claim", "lifecycle", "resource", "title"}},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			entries := shapeOf(tc.version).list(list)
+			require.Equal(t, tc.entry, keysOf(t, entries[0]))
+			require.Equal(t, []string{"clientId", "kind"}, keysOf(t, entries[0].Claim))
+		})
+	}
+}

@@ -211,6 +211,32 @@ type wireRootState struct {
 	Agents    []any              `json:"agents"`
 	Terminals []wireTerminalInfo `json:"terminals"`
 	Config    *wireRootConfig    `json:"config,omitempty"`
+	// Meta carries shellgate/holders (HoldersMetaKey) when a listed
+	// terminal is held by a signed-in principal's client.
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+// HoldersMetaKey names, in the root state's _meta, the principal each
+// client id holding a listed terminal is signed in as: {"c-3f1a": "sam"}.
+// The protocol's root state has a _meta of its own while a root list entry
+// has none, so every version's entries keep their exact shape. A client id
+// bound to nobody (anonymous) is left out: its entries show the bare id.
+const HoldersMetaKey = "shellgate/holders"
+
+// holderNames maps each client id holding one of list's terminals to the
+// principal it claimed as (terminal.Claim.Person); nil when there is none.
+func holderNames(list []terminals.Info) map[string]string {
+	var names map[string]string
+	for _, t := range list {
+		if t.Claim.Kind != terminal.ClaimClient || t.Claim.Person == "" {
+			continue
+		}
+		if names == nil {
+			names = map[string]string{}
+		}
+		names[t.Claim.ClientID] = t.Claim.Person
+	}
+	return names
 }
 
 type wireRootConfig struct {
@@ -226,6 +252,9 @@ type wireSnapshot struct {
 func (c *conn) toWireSnapshot(s terminals.ChannelSnapshot, seq uint64) wireSnapshot {
 	if s.IsRoot() {
 		root := wireRootState{Agents: []any{}, Terminals: c.shape.list(s.Root)}
+		if names := holderNames(s.Root); len(names) > 0 {
+			root.Meta = map[string]any{HoldersMetaKey: names}
+		}
 		if c.defaultShell != "" {
 			root.Config = &wireRootConfig{Values: map[string]any{"defaultShell": c.defaultShell}}
 		}

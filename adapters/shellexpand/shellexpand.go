@@ -39,7 +39,11 @@ func (Expander) Document(h shellword.Hooks, w *syntax.Word) (string, error) {
 
 // Format formats args as printf would.
 func (Expander) Format(format string, args []string) (string, int, error) {
-	return expand.Format(nil, format, args)
+	// A config of its own: given nil, the library prepares its one shared
+	// zero config in place, a data race between two classifications at
+	// once (two agents' requests), which the compound-rule test running
+	// in parallel showed under -race.
+	return expand.Format(&expand.Config{}, format, args)
 }
 
 func config(h shellword.Hooks) *expand.Config {

@@ -24,6 +24,11 @@ type Claim struct {
 	// Session and Chat are set for a session claim; TurnID and ToolCallID
 	// while a tool call is using the terminal.
 	Session, Chat, TurnID, ToolCallID string
+	// Person is, for a client claim, the principal its client id was
+	// bound to when it claimed ("" for an anonymous client): whom a list
+	// names as the holder, since a client id means nothing to a person.
+	// It is the host's own note, not part of the protocol's claim.
+	Person string
 }
 
 // ClientHolds is a claim held by the connection introduced as clientID.

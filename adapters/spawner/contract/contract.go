@@ -496,8 +496,11 @@ func separateStderr(t *testing.T, h Harness) {
 
 // idleProcesses is how many children idleProcessesHoldNoThreadEach keeps
 // running at once: enough that a thread each would stand out from the
-// handful the runtime starts for itself.
-const idleProcesses = 200
+// handful the runtime starts for itself (runs here counted no new thread
+// at all with 200 idle children), few enough that the sandbox's and SSH's
+// runs of the contract, whose every start costs a confined helper or a
+// session, do not spend a minute each on starts alone.
+const idleProcesses = 64
 
 func idleProcessesHoldNoThreadEach(t *testing.T, h Harness) {
 	before, err := threadCount()

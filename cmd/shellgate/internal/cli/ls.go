@@ -14,7 +14,7 @@ import (
 func newLsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ls",
-		Short: "List the daemon's terminals: URI, title, owner and whether each is running",
+		Short: "List the daemon's terminals: URI, title, host, who holds each (a person's name, or the agent session) and whether it is running",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := resolveRemote(cmd)
@@ -48,13 +48,13 @@ func listTerminals(cmd *cobra.Command, r remote) error {
 		return nil
 	}
 	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TERMINAL\tTITLE\tHOST\tCLAIM\tSTATUS")
+	fmt.Fprintln(w, "TERMINAL\tTITLE\tHOST\tHOLDER\tSTATUS")
 	for _, t := range root.Terminals {
 		host := t.Meta.Host
 		if host == "" {
 			host = "main"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", printable(t.Resource), printable(t.Title), printable(host), printable(t.Claim.String()), t.Status())
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", printable(t.Resource), printable(t.Title), printable(host), printable(root.Holder(t)), t.Status())
 	}
 	return w.Flush()
 }

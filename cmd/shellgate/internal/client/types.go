@@ -102,6 +102,22 @@ func (s Snapshot) Root() (RootState, error) {
 // RootState is the root channel's state.
 type RootState struct {
 	Terminals []TerminalInfo `json:"terminals"`
+	Meta      struct {
+		// Holders names the principal each client id holding a listed
+		// terminal is signed in as; empty from a daemon that does not say.
+		Holders map[string]string `json:"shellgate/holders"`
+	} `json:"_meta"`
+}
+
+// Holder is who holds t, for a person to read: the name of the principal
+// behind a client claim when the daemon gave it, else the claim itself.
+func (r RootState) Holder(t TerminalInfo) string {
+	if t.Claim.Kind == "client" {
+		if name := r.Meta.Holders[t.Claim.ClientID]; name != "" {
+			return name
+		}
+	}
+	return t.Claim.String()
 }
 
 // Claim says who owns a terminal.
