@@ -847,4 +847,3 @@ func (c *conn) outgoing(a terminal.Action) terminal.Action {
 	}
 	return a
 }
-

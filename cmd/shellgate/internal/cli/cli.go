@@ -40,7 +40,5 @@ func configFromFlags(cmd *cobra.Command) (shellgate.Config, error) { return conf
 // credentialsPath is the credentials file serve writes for the CLI.
 func credentialsPath(cfg shellgate.Config) string { return cfg.CredentialsFile() }
 
-
-
 // isLoopbackHost says whether host names this machine's loopback.
 func isLoopbackHost(host string) bool { return config.IsLoopbackHost(host) }
