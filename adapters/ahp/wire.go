@@ -221,6 +221,7 @@ type wireRootState struct {
 // The protocol's root state has a _meta of its own while a root list entry
 // has none, so every version's entries keep their exact shape. A client id
 // bound to nobody (anonymous) is left out: its entries show the bare id.
+// Only a caller who may read terminals is told names (gate.SeesNames).
 const HoldersMetaKey = "shellgate/holders"
 
 // holderNames maps each client id holding one of list's terminals to the
@@ -252,7 +253,7 @@ type wireSnapshot struct {
 func (c *conn) toWireSnapshot(s terminals.ChannelSnapshot, seq uint64) wireSnapshot {
 	if s.IsRoot() {
 		root := wireRootState{Agents: []any{}, Terminals: c.shape.list(s.Root)}
-		if names := holderNames(s.Root); len(names) > 0 {
+		if names := holderNames(s.Root); len(names) > 0 && c.srv.gate.SeesNames(c.who()) {
 			root.Meta = map[string]any{HoldersMetaKey: names}
 		}
 		if c.defaultShell != "" {

@@ -171,6 +171,13 @@ func (g *Gate) Read(c Caller, channel string) error {
 	return g.check(c, Need{Op: access.TerminalOutput})
 }
 
+// SeesNames reports whether the caller may see who holds terminals by
+// their principal's name: those who may read terminals' output. A guest,
+// who sees the root list only, sees client ids.
+func (g *Gate) SeesNames(c Caller) bool {
+	return g.check(c, Need{Op: access.TerminalOutput}) == nil
+}
+
 // Dispatch decides a dispatched action and words a refusal as the
 // rejectionReason the dispatcher is sent (D7, D17 in docs/protocol.md): "" means allowed. An action
 // type without a classification needs the channel's read grant here; the

@@ -91,6 +91,17 @@ func TestReadingChannels(t *testing.T) {
 	require.NoError(t, g.Read(caller(t, g, "t-viewer"), "ahp-terminal:/t"))
 }
 
+// TestOnlyThoseWhoReadTerminalsSeeWhoHoldsThemByName: the root list names
+// a terminal's holder to those who may read terminals; a guest (the root
+// list only) and nobody see client ids.
+func TestOnlyThoseWhoReadTerminalsSeeWhoHoldsThemByName(t *testing.T) {
+	g, _ := newGate()
+	require.False(t, g.SeesNames(gate.Caller{}))
+	require.False(t, g.SeesNames(caller(t, g, "t-guest")))
+	require.True(t, g.SeesNames(caller(t, g, "t-viewer")))
+	require.True(t, g.SeesNames(caller(t, g, "t-member")))
+}
+
 func TestDispatchReasons(t *testing.T) {
 	g, _ := newGate()
 	require.Equal(t, "Sign in to use this host: ahp-terminal:/T1 needs terminal:input", g.Dispatch(gate.Caller{}, "ahp-terminal:/T1", "terminal/input"))
