@@ -702,11 +702,9 @@ func gatherable(batch []hub.Event) bool {
 	}
 	size := 0
 	for _, ev := range batch {
-		if d, ok := ev.Action.(terminal.Data); ok {
-			size += len(d.Data)
-		}
+		size += ev.Size() // answers too: a snapshot can be megabytes
 	}
-	return size <= 8<<10
+	return size <= 16<<10
 }
 
 // maxMerged is about the most output one merged message carries: a long

@@ -280,7 +280,7 @@ func (tx Tx) Publish(channel string, a terminal.Action, origin *Origin, audience
 	}
 	for s := range subs {
 		if audience == "" || s.clientID == audience {
-			if len(subs) == 1 && eventSize(ev) <= maxDirect && s.pushDirect(ev) {
+			if len(subs) == 1 && ev.Size() <= maxDirect && s.pushDirect(ev) {
 				h.direct = append(h.direct, s)
 				continue
 			}

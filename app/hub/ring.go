@@ -33,7 +33,7 @@ func size(ev Event) int {
 	if ev.Action == nil {
 		return 0
 	}
-	return eventSize(ev)
+	return ev.Size()
 }
 
 func (r *ring) push(ev Event) {

@@ -207,7 +207,7 @@ func (s *Subscriber) push(ev Event) error {
 	if s.cause != nil {
 		return nil
 	}
-	size := eventSize(ev)
+	size := ev.Size()
 	if s.bytes+size > s.limit {
 		// Past the bound: a subscriber that wrote nothing while a whole
 		// bound more arrived has stopped reading; one that reads on, only
@@ -477,9 +477,9 @@ func (s *Subscriber) Err() error {
 	return s.cause
 }
 
-// eventSize estimates an event's encoded size: its text plus a fixed
-// allowance for the envelope.
-func eventSize(ev Event) int {
+// Size estimates the event's encoded size, its text plus a fixed allowance
+// for the envelope: what it counts against a subscriber's bound.
+func (ev Event) Size() int {
 	const envelope = 160
 	if ev.Reply != nil {
 		return envelope + ev.ReplySize
