@@ -42,7 +42,7 @@ func BenchmarkGrid(b *testing.B) {
 func benchGrid(b *testing.B, terms, viewers int) {
 	h := hub.New(hub.Options{})
 	host := terminals.New(terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}, Dir: b.TempDir(), ScrollbackLimit: 1000}, h, local.New(), clock.System())
-	srv := ahp.NewServer(host, clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{Gate: gate.AllowAll()})
+	srv := ahp.NewServer(terminals.NewApp(host, gate.AllowAll()), clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{})
 	var served sync.WaitGroup
 	defer func() {
 		srv.Close("done")
