@@ -17,6 +17,8 @@ import (
 //	Subscribe        terminal:output for a terminal; nothing for the root list
 //	Resume           as Subscribe, per channel
 //	Unsubscribe      nothing: a viewer may always stop
+//	ListTerminals    a sign-in, no grant (the root list)
+//	ReadTerminal     terminal:output
 //	DispatchAction   by the action's type, as dispatchable says
 
 // RootConfigChanged is the one action a client may dispatch on the root

@@ -26,6 +26,10 @@ type App struct {
 	Unsubscribe Unsubscribe
 	// Resume subscribes a returning viewer again, replaying what it missed.
 	Resume Resume
+	// ListTerminals lists every terminal (a sign-in, no grant).
+	ListTerminals ListTerminals
+	// ReadTerminal returns a terminal's state (terminal:output).
+	ReadTerminal ReadTerminal
 
 	c *appCore
 }
@@ -51,6 +55,8 @@ func NewApp(host *Host, g *gate.Gate) *App {
 		Subscribe:       Subscribe{c},
 		Unsubscribe:     Unsubscribe{c},
 		Resume:          Resume{c},
+		ListTerminals:   ListTerminals{c},
+		ReadTerminal:    ReadTerminal{c},
 		c:               c,
 	}
 }
