@@ -113,7 +113,7 @@ var actions = map[string]actionDecoder{
 		}
 		return terminal.TitleChanged{Title: title}, ""
 	},
-	terminal.TypeCleared:         func(map[string]json.RawMessage) (terminal.Action, string) { return terminal.Cleared{}, "" },
+	terminal.TypeCleared:        func(map[string]json.RawMessage) (terminal.Action, string) { return terminal.Cleared{}, "" },
 	terminals.RootConfigChanged: nil,
 }
 

@@ -257,5 +257,5 @@ func TestAnAppGivenNoGateLetsNobodyIn(t *testing.T) {
 		terminals.OpenRequest{Spec: terminals.Spec{URI: "ahp-terminal:/x", Claim: terminal.ClientHolds("c")}}), "AllowAll is said, where a review sees it")
 }
 
-func errorsIs(err, target error) bool { return errors.Is(err, target) }
+func errorsIs(err, target error) bool     { return errors.Is(err, target) }
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
