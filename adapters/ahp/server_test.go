@@ -443,3 +443,16 @@ func TestAServerGivenNoGateLetsNobodyIn(t *testing.T) {
 	created = c2.call("createTerminal", map[string]any{"channel": "ahp-terminal:/t"})
 	require.Nil(t, created["error"], "AllowAll serves every connection as the daemon's own")
 }
+
+// TestACommandSentAsANotificationIsDecidedToo: createTerminal without an
+// id gets no answer, and is still decided by its use case: nobody's opens
+// nothing.
+func TestACommandSentAsANotificationIsDecidedToo(t *testing.T) {
+	r := newRigWith(t, nil, ahp.Options{})
+	c := r.dial()
+	c.initialize("c1")
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "createTerminal", "params": map[string]any{"channel": "ahp-terminal:/n"}})
+	c.call("ping", map[string]any{}) // answered after the notification was handled
+	_, err := r.host.Get("ahp-terminal:/n")
+	require.ErrorIs(t, err, terminals.ErrNotFound)
+}
