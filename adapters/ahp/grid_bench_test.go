@@ -40,9 +40,12 @@ func BenchmarkGrid(b *testing.B) {
 }
 
 func benchGrid(b *testing.B, terms, viewers int) {
-	h := hub.New(hub.Options{})
+	// No viewer may be dropped for its pace: a viewer's bound holds all
+	// the output, and there is no total cap. Flow control still paces the
+	// processes by the fastest viewer.
+	h := hub.New(hub.Options{MaxClientBytes: -1})
 	host := terminals.New(terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}, Dir: b.TempDir(), ScrollbackLimit: 1000}, h, local.New(), clock.System())
-	srv := ahp.NewServer(terminals.NewApp(host, gate.AllowAll()), clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{})
+	srv := ahp.NewServer(terminals.NewApp(host, gate.AllowAll()), clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{QueueBytes: 2 * terms * gridBytes})
 	var served sync.WaitGroup
 	defer func() {
 		srv.Close("done")
