@@ -189,6 +189,26 @@ type serverInfo struct {
 	Version string `json:"version"`
 }
 
+// initializeParams are initialize's params.
+type initializeParams struct {
+	ProtocolVersions     []string
+	ClientID             string
+	InitialSubscriptions []string
+}
+
+// decodeInitialize reads initialize's params, naming the field that is
+// wrong.
+func decodeInitialize(p params) (out initializeParams, err *Error) {
+	if out.ProtocolVersions, err = p.strings("protocolVersions"); err != nil {
+		return out, err
+	}
+	if out.ClientID, err = p.str("clientId"); err != nil {
+		return out, err
+	}
+	out.InitialSubscriptions, err = p.optStrings("initialSubscriptions")
+	return out, err
+}
+
 func (c *conn) initialize(ctx context.Context, m message) (any, *Error) {
 	p, err := parseParams(m.Params)
 	if err != nil {
@@ -197,18 +217,11 @@ func (c *conn) initialize(ctx context.Context, m message) (any, *Error) {
 	if c.initialized {
 		return nil, errorf(CodeMethodNotFound, "%s has already initialized", c.clientID)
 	}
-	offered, err := p.strings("protocolVersions")
+	ip, err := decodeInitialize(p)
 	if err != nil {
 		return nil, err
 	}
-	clientID, err := p.str("clientId")
-	if err != nil {
-		return nil, err
-	}
-	initial, err := p.optStrings("initialSubscriptions")
-	if err != nil {
-		return nil, err
-	}
+	offered, clientID, initial := ip.ProtocolVersions, ip.ClientID, ip.InitialSubscriptions
 	version, ok, verr := negotiate(offered)
 	if verr != nil {
 		return nil, invalidParams("%v", verr)
@@ -316,6 +329,28 @@ type reconnectResult struct {
 	Snapshots []wireSnapshot    `json:"snapshots,omitempty"`
 }
 
+// reconnectParams are reconnect's params.
+type reconnectParams struct {
+	ClientID          string
+	LastSeenServerSeq int64
+	Subscriptions     []string
+}
+
+// decodeReconnect reads reconnect's params, naming the field that is
+// wrong.
+func decodeReconnect(p params) (out reconnectParams, err *Error) {
+	if out.ClientID, err = p.str("clientId"); err != nil {
+		return out, err
+	}
+	lastSeen, ok := p.optInt("lastSeenServerSeq")
+	if !ok || lastSeen < 0 {
+		return out, invalidParams("lastSeenServerSeq must be a non-negative integer")
+	}
+	out.LastSeenServerSeq = lastSeen
+	out.Subscriptions, err = p.strings("subscriptions")
+	return out, err
+}
+
 func (c *conn) reconnect(ctx context.Context, m message) (any, *Error) {
 	p, err := parseParams(m.Params)
 	if err != nil {
@@ -324,18 +359,11 @@ func (c *conn) reconnect(ctx context.Context, m message) (any, *Error) {
 	if c.initialized {
 		return nil, errorf(CodeMethodNotFound, "%s has already initialized; reconnect on a new connection", c.clientID)
 	}
-	clientID, err := p.str("clientId")
+	rp, err := decodeReconnect(p)
 	if err != nil {
 		return nil, err
 	}
-	lastSeen, ok := p.optInt("lastSeenServerSeq")
-	if !ok || lastSeen < 0 {
-		return nil, invalidParams("lastSeenServerSeq must be a non-negative integer")
-	}
-	subs, err := p.strings("subscriptions")
-	if err != nil {
-		return nil, err
-	}
+	clientID, lastSeen, subs := rp.ClientID, rp.LastSeenServerSeq, rp.Subscriptions
 	c.srv.mu.Lock()
 	rec := c.srv.clients[clientID]
 	var version string
@@ -608,26 +636,44 @@ func (c *conn) disposeTerminal(ctx context.Context, m message) (any, *Error) {
 	return nil, nil
 }
 
+// dispatchParams are dispatchAction's params; the action is read by its
+// type's decoder.
+type dispatchParams struct {
+	Channel   string
+	ClientSeq int64
+	Action    json.RawMessage
+}
+
+// decodeDispatch reads dispatchAction's params; false when there is no
+// channel to answer on (a notification gets no error answer).
+func decodeDispatch(raw json.RawMessage) (dispatchParams, bool) {
+	p, err := parseParams(raw)
+	if err != nil {
+		return dispatchParams{}, false
+	}
+	channel, err := p.str("channel")
+	if err != nil {
+		return dispatchParams{}, false
+	}
+	seq, _ := p.optInt("clientSeq")
+	return dispatchParams{Channel: channel, ClientSeq: seq, Action: p["action"]}, true
+}
+
 // dispatchAction reads a client's action and hands it to the
 // DispatchAction use case, which applies it or echoes it back to the
 // sender alone with the reason it was refused; what cannot be read as an
 // action at all is refused here. It is a notification: nothing is
 // answered.
 func (c *conn) dispatchAction(ctx context.Context, m message) (any, *Error) {
-	p, err := parseParams(m.Params)
-	if err != nil {
+	dp, ok := decodeDispatch(m.Params)
+	if !ok {
 		return nil, nil
 	}
-	channel, err := p.str("channel")
-	if err != nil {
-		return nil, nil
-	}
-	seq, _ := p.optInt("clientSeq")
+	channel, seq, raw := dp.Channel, dp.ClientSeq, dp.Action
 	origin := &terminals.Origin{ClientID: c.clientID, ClientSeq: seq}
 	if origin.ClientID == "" {
 		origin.ClientID = "anonymous"
 	}
-	raw := p["action"]
 	var head struct {
 		Type string `json:"type"`
 	}
