@@ -1,8 +1,8 @@
 // Package gate decides whether a caller may do an operation
 // (domain/access), from the caller's grants as the users file says now.
-// It knows no protocol: each use case (app/terminals, app/agents) asks it
-// by operation, inside, before it does anything; which use case needs
-// which operation is said beside the use case.
+// It knows no protocol: each terminal use case (app/terminals) asks it by
+// operation, inside, before it does anything, and says beside itself which
+// operation it needs.
 package gate
 
 import (
