@@ -30,6 +30,7 @@ var methods = map[string]func(c *conn, ctx context.Context, m message) (any, *Er
 	"disposeTerminal": (*conn).disposeTerminal,
 	"dispatchAction":  (*conn).dispatchAction,
 	"authenticate":    (*conn).authenticate,
+	FeedMethod:        (*conn).feed,
 }
 
 // Methods lists every method the router serves (the gate's classification

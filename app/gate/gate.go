@@ -46,6 +46,8 @@ var commands = map[string]Need{
 	"subscribe":       {Ungated: true}, // judged per channel
 	"createTerminal":  {Op: access.TerminalCreate},
 	"disposeTerminal": {Op: access.TerminalDispose},
+	// shellgate's own: bytes fed to a terminal's input, and its end.
+	"x-shellgate/input": {Op: access.TerminalInput},
 }
 
 // actions classifies every client-dispatchable action (reference b.5).
