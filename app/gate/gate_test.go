@@ -67,6 +67,9 @@ func TestCommandsByRole(t *testing.T) {
 		{"t-member", "createTerminal", ""},
 		{"t-member", "disposeTerminal", ""},
 		{"t-admin", "disposeTerminal", ""},
+		{"", "x-shellgate/input", "signin"},
+		{"t-viewer", "x-shellgate/input", "denied"},
+		{"t-member", "x-shellgate/input", ""},
 	}
 	for _, tt := range tests {
 		err := g.Command(caller(t, g, tt.token), tt.method)
