@@ -643,6 +643,12 @@ func TestBuiltInViewerWatchesEverythingAndChangesNothing(t *testing.T) {
 	rej, err := viewer.WaitAction(ctx, func(e ahpclient.Envelope) bool { return e.Rejected() })
 	require.NoError(t, err)
 	require.Equal(t, "vic may not terminal:input here", *rej.RejectionReason)
+	// Nor as fed bytes.
+	_, rpcErr, err = viewer.Call(ctx, "x-shellgate/input", map[string]any{"channel": "ahp-terminal:/watched", "bytes": "dG91Y2ggL3RtcC9uZXZlcgo="})
+	require.NoError(t, err)
+	require.NotNil(t, rpcErr)
+	require.Equal(t, -32009, rpcErr.Code)
+	require.Equal(t, "vic may not terminal:input here", rpcErr.Message)
 	rpcErr, err = viewer.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/mine"})
 	require.NoError(t, err)
 	require.NotNil(t, rpcErr)

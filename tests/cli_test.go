@@ -39,13 +39,19 @@ type cliResult struct {
 // SHELLGATE_* leaks in from outside).
 func cli(t *testing.T, env []string, args ...string) cliResult {
 	t.Helper()
+	return cliIn(t, env, nil, args...)
+}
+
+// cliIn is cli with stdin as the binary's standard input (nil: /dev/null).
+func cliIn(t *testing.T, env []string, stdin io.Reader, args ...string) cliResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = append(cleanEnv(), env...)
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &stdout, &stderr
 	err := cmd.Run()
 	var exitErr *exec.ExitError
 	code := 0

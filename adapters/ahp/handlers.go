@@ -48,6 +48,7 @@ var methods = map[string]method{
 	"disposeTerminal": {serve: (*conn).disposeTerminal, useCase: "DisposeTerminal", op: access.TerminalDispose},
 	"dispatchAction":  {serve: (*conn).dispatchAction, useCase: "DispatchAction"},
 	"authenticate":    {serve: (*conn).authenticate},
+	FeedMethod:        {serve: (*conn).feed, useCase: "FeedInput", op: access.TerminalInput},
 }
 
 // Methods lists every method the router serves, sorted.
@@ -456,7 +457,7 @@ func (c *conn) subscribe(ctx context.Context, m message) (any, *Error) {
 		c.sub.ReplySized(response{ID: m.ID, Result: subscribeResult{Snapshot: snap}}, snapshotsSize(snaps))
 	}})
 	if err != nil {
-		return nil, c.wireError(err, channel)
+		return nil, c.wireError(err, channel, "subscribe to")
 	}
 	return answered, nil
 }
@@ -581,17 +582,19 @@ func (c *conn) createTerminal(ctx context.Context, m message) (any, *Error) {
 		req.Invalid = perr
 	}
 	if err := c.srv.app.OpenTerminal.Handle(ctx, c.who(), req); err != nil {
-		return nil, c.wireError(err, p.Channel)
+		return nil, c.wireError(err, p.Channel, "open")
 	}
 	return nil, nil
 }
 
 // wireError maps what a use case refused to the wire: the one table from
-// error kind to JSON-RPC code. channel is the one the request named, as
-// it named it.
-func (c *conn) wireError(err error, channel string) *Error {
+// error kind to JSON-RPC code, with a message that says what to do.
+// channel is the one the request named, as it named it; verb words an
+// error of no known kind ("Could not open …").
+func (c *conn) wireError(err error, channel, verb string) *Error {
 	var wire *Error
 	var denied *access.DeniedError
+	var gap *terminals.GapError
 	switch {
 	case errors.As(err, &wire):
 		return wire // the adapter's own refusal of what it read
@@ -620,8 +623,16 @@ func (c *conn) wireError(err error, channel string) *Error {
 		return errorf(CodeInternalError, "%s", terminals.ErrClosing.Error())
 	case errors.Is(err, terminals.ErrUnknownHost):
 		return invalidParams(`_meta["%s"].host: %v`, SpawnMetaKey, err)
+	case errors.As(err, &gap):
+		return &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("offset: %v; send again from there", gap), Data: map[string]any{"offset": gap.Want}}
+	case errors.Is(err, terminals.ErrExited):
+		return &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("The process of %s has exited, so the input reaches nothing", channel), Data: map[string]any{"exited": true}}
+	case errors.Is(err, terminals.ErrInputEnded):
+		return errorf(CodeInvalidRequest, "The input of %s has ended; nothing more can be fed to it", channel)
+	case errors.Is(err, terminals.ErrInputBacklog):
+		return errorf(CodeInvalidRequest, "%v; keep fewer bytes unanswered", err)
 	}
-	return errorf(CodeInternalError, "Could not open %s: %v", channel, err)
+	return errorf(CodeInternalError, "Could not %s %s: %v", verb, channel, err)
 }
 
 func (c *conn) disposeTerminal(ctx context.Context, m message) (any, *Error) {
@@ -631,7 +642,7 @@ func (c *conn) disposeTerminal(ctx context.Context, m message) (any, *Error) {
 		req.Invalid = perr
 	}
 	if err := c.srv.app.DisposeTerminal.Handle(ctx, c.who(), req); err != nil {
-		return nil, c.wireError(err, p.Channel)
+		return nil, c.wireError(err, p.Channel, "dispose of")
 	}
 	return nil, nil
 }

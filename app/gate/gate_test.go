@@ -69,6 +69,9 @@ func TestAllowByRole(t *testing.T) {
 		{"t-member", access.TerminalCreate, ""},
 		{"t-member", access.TerminalDispose, ""},
 		{"t-admin", access.TerminalDispose, ""},
+		{"", access.TerminalInput, "signin"},
+		{"t-viewer", access.TerminalInput, "denied"},
+		{"t-member", access.TerminalInput, ""},
 	}
 	for _, tt := range tests {
 		err := g.Allow(caller(t, g, tt.token), tt.op)

@@ -17,6 +17,7 @@ import (
 //	Subscribe        terminal:output for a terminal; nothing for the root list
 //	Resume           as Subscribe, per channel
 //	Unsubscribe      nothing: a viewer may always stop
+//	FeedInput        terminal:input
 //	ListTerminals    a sign-in, no grant (the root list)
 //	ReadTerminal     terminal:output
 //	DispatchAction   by the action's type, as dispatchable says

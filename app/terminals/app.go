@@ -26,6 +26,9 @@ type App struct {
 	Unsubscribe Unsubscribe
 	// Resume subscribes a returning viewer again, replaying what it missed.
 	Resume Resume
+	// FeedInput writes bytes to a terminal's input as they are, and ends
+	// it (terminal:input).
+	FeedInput FeedInput
 	// ListTerminals lists every terminal (a sign-in, no grant).
 	ListTerminals ListTerminals
 	// ReadTerminal returns a terminal's state (terminal:output).
@@ -55,6 +58,7 @@ func NewApp(host *Host, g *gate.Gate) *App {
 		Subscribe:       Subscribe{c},
 		Unsubscribe:     Unsubscribe{c},
 		Resume:          Resume{c},
+		FeedInput:       FeedInput{c},
 		ListTerminals:   ListTerminals{c},
 		ReadTerminal:    ReadTerminal{c},
 		c:               c,

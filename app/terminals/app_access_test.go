@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -176,6 +177,20 @@ func TestEveryRoleAgainstEveryUseCase(t *testing.T) {
 			v := f.app.NewViewer(0)
 			defer f.app.Leave(v)
 			return outcome(t, f.app.Unsubscribe.Handle(context.Background(), who, terminals.UnsubscribeRequest{Viewer: v, Channel: uri}))
+		}},
+		{"feed input", work, func(f *appFixture, who terminals.Caller, uri string) string {
+			fed := make(chan error, 1)
+			err := f.app.FeedInput.Handle(context.Background(), who, terminals.FeedRequest{URI: uri, Offset: 0, Bytes: []byte("x"),
+				Fed: func(_ int64, err error) { fed <- err }})
+			if err == nil {
+				select {
+				case ferr := <-fed:
+					require.NoError(t, ferr, "an allowed feed reaches the process")
+				case <-time.After(waitFor):
+					t.Fatal("an allowed feed was never answered")
+				}
+			}
+			return outcome(t, err)
 		}},
 		dispatch(terminal.Input{Data: "x"}, access.TerminalInput),
 		dispatch(terminal.Resized{Cols: 100, Rows: 30}, access.TerminalResize),

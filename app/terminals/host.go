@@ -487,6 +487,25 @@ func (h *Host) Get(uri string) (*Terminal, error) {
 	return t, nil
 }
 
+// Feed sends bytes of the terminal's input stream to its process as they
+// are (Terminal.Feed).
+func (h *Host) Feed(uri string, offset int64, b []byte, fed Fed) error {
+	t, err := h.Get(uri)
+	if err != nil {
+		return err
+	}
+	return t.Feed(offset, b, fed)
+}
+
+// EndInput ends the terminal's input stream (Terminal.EndInput).
+func (h *Host) EndInput(uri string, offset int64, fed Fed) error {
+	t, err := h.Get(uri)
+	if err != nil {
+		return err
+	}
+	return t.EndInput(offset, fed)
+}
+
 // Dispose ends the terminal's whole process group with SIGKILL at once and
 // removes it from the list; its channel is gone.
 func (h *Host) Dispose(uri string) error {

@@ -367,6 +367,67 @@ func (t *Terminal) Write(data string) error {
 	return nil
 }
 
+// Feed sends bytes of a stream of input to the process as they are: no
+// byte is read as a signal, on pipes either (a ^C in a file piped in is
+// data). offset is the count of fed bytes the stream held before b, or -1
+// to go on from its end; bytes already taken are skipped, so a sender may
+// send again from the last offset it knows was taken (GapError tells it
+// where that is). fed is told once the bytes reached the process. Fed
+// bytes wait behind, and count with, typed input (MaxPendingInput).
+func (t *Terminal) Feed(offset int64, b []byte, fed Fed) error {
+	p := t.liveProcess()
+	if p == nil {
+		return ErrExited
+	}
+	if t.isPty && t.marks != nil {
+		t.host.read(func() { t.marks.tracker.Input(b) })
+	}
+	return goneErr(t.input.feed(p, offset, b, goneFed(fed)))
+}
+
+// EndInput ends the fed stream once what was fed before it has reached
+// the process (see inputQueue.end for what the end is on pipes and on a
+// pty). offset is the stream's length as the sender counts it, or -1.
+func (t *Terminal) EndInput(offset int64, fed Fed) error {
+	p := t.liveProcess()
+	if p == nil {
+		return ErrExited
+	}
+	var eof []byte
+	if t.isPty {
+		eof = []byte{ptyEOF}
+	}
+	return goneErr(t.input.end(p, offset, eof, goneFed(fed)))
+}
+
+// liveProcess is the process, or nil once the terminal's exit is known.
+func (t *Terminal) liveProcess() ports.Process {
+	select {
+	case <-t.done:
+		return nil
+	default:
+		return t.process()
+	}
+}
+
+// ptyEOF is the end-of-input character of a pseudoterminal's line
+// discipline as set up by default (VEOF, ^D).
+const ptyEOF = 0x04
+
+// goneErr words a process that has gone as ErrExited, for a sender of
+// input.
+func goneErr(err error) error {
+	if errors.Is(err, ports.ErrProcessGone) {
+		return ErrExited
+	}
+	return err
+}
+
+// goneFed is fed with its error worded by goneErr.
+func goneFed(fed Fed) Fed {
+	return func(length int64, err error) { fed(length, goneErr(err)) }
+}
+
 // ignoreGone drops the errors of writing to or signalling a process that
 // has already exited: such input is dropped silently.
 func ignoreGone(err error) error {

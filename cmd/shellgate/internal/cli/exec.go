@@ -49,9 +49,13 @@ not exist here is refused before anything starts.
 When standard input is a terminal, what is typed there goes to the command:
 with --pty this terminal is put in raw mode, so every key goes through as it
 is pressed (q quits htop, Ctrl-C interrupts the command itself), as with
-ssh -t; on pipes, line by line. Input that is not a terminal (a pipe, a
-file) is not forwarded: the daemon cannot end a command's input, so a
-command reading it would never see its end.
+ssh -t; on pipes, line by line, and Ctrl-D on an empty line ends the
+command's input. Standard input that is not a terminal (a pipe, a file,
+/dev/null) goes to the command byte for byte, no faster than the command
+reads it, and its end ends the command's input: on pipes the command's
+input is closed; with --pty the end is typed as Ctrl-D (twice when the
+last line has no newline), and the terminal echoes what is fed to it, as
+ssh -t does. Bytes the command never read when it exits are dropped.
 
 On pipes, Ctrl-C once sends an interrupt to the command; a second Ctrl-C, or
 SIGTERM, stops waiting. The terminal is disposed of afterwards unless --keep is given
@@ -124,6 +128,7 @@ func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) erro
 	// Keys are forwarded only from a terminal (see the help for why not
 	// from a pipe); under --pty it goes raw, so each key goes as pressed.
 	var keys <-chan string
+	var piped io.Reader // standard input that is not a terminal
 	if in, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(in.Fd())) {
 		if opts.pty {
 			old, err := term.MakeRaw(int(in.Fd()))
@@ -133,6 +138,8 @@ func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) erro
 			defer func() { _ = term.Restore(int(in.Fd()), old) }()
 		}
 		keys = forwardKeys(in)
+	} else {
+		piped = cmd.InOrStdin()
 	}
 
 	// The root command's context ends at the first Ctrl-C; exec decides
@@ -187,6 +194,21 @@ func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) erro
 	if exited, code := state.Exited(); exited {
 		return exitStatus(cmd.ErrOrStderr(), code)
 	}
+	// Piped input is fed on a goroutine of its own, which follows exec
+	// from connection to connection (conns).
+	var fed <-chan error
+	conns := make(chan *client.Client, 1)
+	if piped != nil {
+		result := make(chan error, 1)
+		fed = result
+		feedCtx, stopFeeding := context.WithCancel(ctx)
+		feeding := make(chan struct{})
+		go func() {
+			defer close(feeding)
+			result <- feedInput(feedCtx, piped, uri, c, conns)
+		}()
+		defer func() { stopFeeding(); <-feeding }()
+	}
 	// follow handles one envelope; over says exec is done, with err.
 	follow := func(env client.Envelope) (over bool, err error) {
 		if env.Channel != uri {
@@ -213,6 +235,11 @@ func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) erro
 				if next != nil {
 					_ = cur.Close()
 					cur = next
+					select { // the feeder needs only the newest
+					case <-conns:
+					default:
+					}
+					conns <- next
 				}
 				if over {
 					return err
@@ -230,10 +257,24 @@ func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) erro
 			}
 		case k, ok := <-keys:
 			if !ok {
-				keys = nil // end of input: nothing more to send
+				// Ctrl-D: the command's input ends too. Its answer is
+				// not waited for; the command's exit is.
+				keys = nil
+				if _, err := cur.Feed(ctx, uri, -1, nil, true); err != nil && !ended(cur) {
+					return err
+				}
 				continue
 			}
 			if err := cur.Input(ctx, uri, k); err != nil && !ended(cur) {
+				return err
+			}
+		case err := <-fed:
+			fed = nil
+			if errors.Is(err, errCannotFeed) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "shellgate: %v\n", err)
+				continue
+			}
+			if err != nil {
 				return err
 			}
 		case sig := <-sigs:

@@ -14,6 +14,7 @@ package client
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -418,6 +419,23 @@ func (c *Client) LastServerSeq() uint64 {
 // request sends a request and waits for its answer. An error answer comes
 // back as *RPCError.
 func (c *Client) request(ctx context.Context, method string, params any, onResult func(json.RawMessage)) (json.RawMessage, error) {
+	p, err := c.send(ctx, method, params, onResult)
+	if err != nil {
+		return nil, err
+	}
+	return p.wait(ctx)
+}
+
+// pendingCall is a request sent and not yet answered.
+type pendingCall struct {
+	c  *Client
+	id uint64
+	p  *call
+}
+
+// send sends a request without waiting for its answer: requests sent one
+// after another from one goroutine reach the daemon in that order.
+func (c *Client) send(ctx context.Context, method string, params any, onResult func(json.RawMessage)) (*pendingCall, error) {
 	id := c.nextID.Add(1)
 	p := &call{method: method, reply: make(chan reply, 1), onResult: onResult}
 	c.mu.Lock()
@@ -445,12 +463,17 @@ func (c *Client) request(ctx context.Context, method string, params any, onResul
 		c.forget(id)
 		return nil, c.writeError(err)
 	}
+	return &pendingCall{c: c, id: id, p: p}, nil
+}
+
+// wait waits for the answer.
+func (pc *pendingCall) wait(ctx context.Context) (json.RawMessage, error) {
 	select {
-	case r := <-p.reply:
+	case r := <-pc.p.reply:
 		return r.result, r.err
 	case <-ctx.Done():
-		c.forget(id)
-		return nil, fmt.Errorf("%s: no answer from the daemon: %w", method, ctx.Err())
+		pc.c.forget(pc.id)
+		return nil, fmt.Errorf("%s: no answer from the daemon: %w", pc.p.method, ctx.Err())
 	}
 }
 
@@ -657,6 +680,63 @@ func (c *Client) Dispatch(ctx context.Context, channel string, action any) (int6
 func (c *Client) Input(ctx context.Context, channel, data string) error {
 	_, err := c.Dispatch(ctx, channel, map[string]any{"type": "terminal/input", "data": data})
 	return err
+}
+
+// FeedMethod is shellgate's own request that writes bytes to a terminal's
+// input as they are, and can end it.
+const FeedMethod = "x-shellgate/input"
+
+// Feeding is a feed sent and not yet answered.
+type Feeding struct{ pc *pendingCall }
+
+// Feed sends b to the terminal's input, as bytes (no ^C is read as an
+// interrupt), from offset, the count of bytes fed before it; end ends the
+// input after b. A negative offset goes on from wherever the fed stream
+// is. Wait tells when the process has them. Feeds sent one
+// after another from one goroutine arrive in that order.
+func (c *Client) Feed(ctx context.Context, channel string, offset int64, b []byte, end bool) (*Feeding, error) {
+	params := map[string]any{"channel": channel, "bytes": base64.StdEncoding.EncodeToString(b)}
+	if offset >= 0 {
+		params["offset"] = offset
+	}
+	if end {
+		params["end"] = true
+	}
+	pc, err := c.send(ctx, FeedMethod, params, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Feeding{pc: pc}, nil
+}
+
+// Wait returns once the process has the fed bytes, with the fed stream's
+// length then; a refusal comes back as *RPCError (FeedRefusedForExit
+// says whether the process had exited).
+func (f *Feeding) Wait(ctx context.Context) (int64, error) {
+	raw, err := f.pc.wait(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var res struct {
+		Offset int64 `json:"offset"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return 0, fmt.Errorf("%s: unreadable answer: %w", FeedMethod, err)
+	}
+	return res.Offset, nil
+}
+
+// FeedRefusedForExit says whether err refuses a feed because the process
+// has exited (its input reaches nothing any more).
+func FeedRefusedForExit(err error) bool {
+	var rpc *RPCError
+	if !errors.As(err, &rpc) || len(rpc.Data) == 0 {
+		return false
+	}
+	var data struct {
+		Exited bool `json:"exited"`
+	}
+	return json.Unmarshal(rpc.Data, &data) == nil && data.Exited
 }
 
 // Resize sets a terminal's size.
