@@ -2,6 +2,7 @@ package ahp_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,6 +19,20 @@ import (
 // actions and the host's one list of dispatchable actions differ.
 func TestEveryDispatchableActionIsDecoded(t *testing.T) {
 	require.Equal(t, terminals.Dispatchable(), ahp.DispatchableActions())
+}
+
+// TestEveryMethodNamesAUseCaseTheAppHas: the table's use-case column
+// names fields of terminals.App.
+func TestEveryMethodNamesAUseCaseTheAppHas(t *testing.T) {
+	app := reflect.TypeOf(terminals.App{})
+	for _, m := range ahp.Methods() {
+		useCase, _ := ahp.MethodOperation(m)
+		if useCase == "" {
+			continue
+		}
+		_, ok := app.FieldByName(useCase)
+		require.True(t, ok, "%s names %s, which terminals.App does not have", m, useCase)
+	}
 }
 
 // directory is an in-memory users directory: one guest, who may sign in
