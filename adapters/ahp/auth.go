@@ -186,7 +186,7 @@ func (s *Server) expire(c *conn, gen uint64) {
 	}
 	c.caller, c.expiry = gate.Caller{}, nil
 	c.authMu.Unlock()
-	c.sub.Reply(notification{Method: "auth/required", Params: map[string]any{
+	c.queue(notification{Method: "auth/required", Params: map[string]any{
 		"channel": terminals.RootChannel, "resource": c.record(), "reason": "expired",
 	}})
 }

@@ -228,7 +228,7 @@ func (c *conn) initialize(ctx context.Context, m message) (any, *Error) {
 		return nil, invalidParams("%v", verr)
 	}
 	if !ok {
-		c.sub.Reply(response{ID: m.ID, Err: &Error{
+		c.queue(response{ID: m.ID, Err: &Error{
 			Code:    CodeUnsupportedVersion,
 			Message: fmt.Sprintf("None of the offered protocol versions (%s) is served here; offer one of %s", strings.Join(offered, ", "), strings.Join(SupportedVersions(), ", ")),
 			Data:    map[string]any{"supportedVersions": SupportedVersions()},
@@ -248,7 +248,7 @@ func (c *conn) initialize(ctx context.Context, m message) (any, *Error) {
 				DefaultDirectory: c.srv.app.DefaultDirectory(),
 				Meta:             c.grantsMeta(),
 			}
-			c.sub.Reply(response{ID: m.ID, Result: res})
+			c.queue(response{ID: m.ID, Result: res})
 		},
 	})
 	return answered, nil
@@ -381,7 +381,7 @@ func (c *conn) reconnect(ctx context.Context, m message) (any, *Error) {
 	c.introduce(clientID, version, true)
 	resume := func(r terminals.ResumeResult) {
 		if !r.Replay {
-			c.sub.Reply(response{ID: m.ID, Result: reconnectResult{Type: "snapshot", Snapshots: c.wireSnapshots(r.Snapshots, r.Seq)}})
+			c.queue(response{ID: m.ID, Result: reconnectResult{Type: "snapshot", Snapshots: c.wireSnapshots(r.Snapshots, r.Seq)}})
 			return
 		}
 		actions := make([]json.RawMessage, 0, len(r.Events))
@@ -402,7 +402,7 @@ func (c *conn) reconnect(ctx context.Context, m message) (any, *Error) {
 		if res.Actions == nil {
 			res.Actions = []json.RawMessage{}
 		}
-		c.sub.Reply(response{ID: m.ID, Result: replayResult(res)})
+		c.queue(response{ID: m.ID, Result: replayResult(res)})
 	}
 	_ = c.srv.app.Resume.Handle(ctx, c.who(), terminals.ResumeRequest{Viewer: c.sub, LastSeen: uint64(lastSeen), Channels: uniq(subs), Then: resume})
 	return answered, nil
@@ -454,7 +454,7 @@ func (c *conn) subscribe(ctx context.Context, m message) (any, *Error) {
 		// snapshots count against the bound, so a client that asks for them
 		// and does not read them is dropped like one that does not read
 		// output (initialize and reconnect come once per connection).
-		c.sub.ReplySized(response{ID: m.ID, Result: subscribeResult{Snapshot: snap}}, snapshotsSize(snaps))
+		c.queueSized(response{ID: m.ID, Result: subscribeResult{Snapshot: snap}}, snapshotsSize(snaps))
 	}})
 	if err != nil {
 		return nil, c.wireError(err, channel, "subscribe to")

@@ -346,6 +346,7 @@ type conn struct {
 	srv *Server
 	pc  ports.Conn
 	sub *terminals.Viewer
+	own ownQueue // the connection's own messages, in the order of their places in sub
 
 	opened       time.Time // when the connection arrived, for SignInGrace
 	initialized  bool
@@ -414,9 +415,53 @@ func (c *conn) close(code ports.CloseCode, reason string) {
 	c.closeOnce.Do(func() { _ = c.pc.Close(code, reason) })
 }
 
+// ownQueue is a connection's queue of its own messages (answers to its
+// requests, its notifications): the hub's queue holds each one's place
+// among the events (QueueOwn), and whoever writes takes the next of them
+// at each place, so an answer keeps its place (a subscribe's answer comes
+// before the events after its snapshot).
+type ownQueue struct {
+	mu sync.Mutex
+	q  []any
+}
+
+// queue queues a message of the connection's own behind everything
+// already queued for it; false when the connection's queue has ended.
+func (c *conn) queue(v any) bool { return c.queueSized(v, 0) }
+
+// queueSized is queue for a message of about size bytes beyond a small
+// envelope, which count against the connection's bound.
+func (c *conn) queueSized(v any, size int) bool {
+	c.own.mu.Lock()
+	defer c.own.mu.Unlock()
+	// The message is kept before its place is queued, so a writer that
+	// takes the place finds it; and both under the lock, so places and
+	// messages are in the same order whoever queues them.
+	c.own.q = append(c.own.q, v)
+	if !c.sub.QueueOwn(size) {
+		c.own.q[len(c.own.q)-1] = nil
+		c.own.q = c.own.q[:len(c.own.q)-1]
+		return false
+	}
+	return true
+}
+
+// nextOwn takes the message of the place the writer reached.
+func (c *conn) nextOwn() any {
+	c.own.mu.Lock()
+	defer c.own.mu.Unlock()
+	if len(c.own.q) == 0 {
+		return nil
+	}
+	v := c.own.q[0]
+	c.own.q[0] = nil
+	c.own.q = c.own.q[1:]
+	return v
+}
+
 // reply queues an answer behind everything already queued.
 func (c *conn) reply(id []byte, result any, err *Error) {
-	c.sub.Reply(response{ID: id, Result: result, Err: err})
+	c.queue(response{ID: id, Result: result, Err: err})
 }
 
 func (c *conn) readLoop(ctx context.Context) {
@@ -632,8 +677,8 @@ func (c *conn) send(ctx context.Context, batch []terminals.Event) (rerr error) {
 		var err error
 		j := i + 1
 		switch {
-		case ev.Reply != nil:
-			switch r := ev.Reply.(type) {
+		case ev.Own:
+			switch r := c.nextOwn().(type) {
 			case response:
 				closeAfter = r.closeAfter
 				msg, err = r.encode()
@@ -798,7 +843,7 @@ func (c *conn) stillReadable(batch []terminals.Event) []terminals.Event {
 	}
 	out := batch[:0]
 	for _, ev := range batch {
-		mine := ev.Reply != nil || ev.Rejection != "" || ev.Audience != ""
+		mine := ev.Own || ev.Rejection != "" || ev.Audience != ""
 		if !mine && ev.Channel != terminals.RootChannel && !mayRead(ev.Channel) {
 			continue
 		}

@@ -45,12 +45,14 @@ type Event struct {
 	// Audience, when set, is the only client id the event is for (the echo
 	// of typed input goes back to its sender alone).
 	Audience string
-	// Reply, when set instead of an Action, is a connection's own message
-	// (an answer to a request) queued in order with the events around it.
-	Reply any
-	// ReplySize is about how many bytes Reply will take on the wire (its
-	// snapshots' text, say), counted against the subscriber's bound.
-	ReplySize int
+	// Own, set instead of an Action, holds the place of a message of the
+	// consumer's own (a connection's answer to a request): the consumer
+	// keeps the message, in the order of its places (QueueOwn); the hub
+	// only keeps the place among the events around it.
+	Own bool
+	// OwnSize is about how many bytes that message will take on the wire
+	// (its snapshots' text, say), counted against the subscriber's bound.
+	OwnSize int
 	// Encoded is shared by every subscriber an event published to a whole
 	// channel reaches, so its encoding is made once (nil for events meant
 	// for one subscriber, and in the replay ring).

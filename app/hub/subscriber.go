@@ -310,17 +310,15 @@ func (s *Subscriber) end(cause error) {
 	}
 }
 
-// Reply queues a connection's own message behind everything already queued.
-// It reports false when the subscriber has ended or its bound is exceeded
-// (it then ends with SlowError).
-func (s *Subscriber) Reply(v any) bool { return s.ReplySized(v, 0) }
-
-// ReplySized is Reply for a message of about size bytes (beyond a small
-// envelope), which count against the bound: a client that asks for large
-// answers (snapshots) and does not read them falls behind like one that
-// does not read output.
-func (s *Subscriber) ReplySized(v any, size int) bool {
-	if err := s.push(Event{Reply: v, ReplySize: size}); err != nil {
+// QueueOwn queues the place of a message of the consumer's own, of about
+// size bytes beyond a small envelope, behind everything already queued:
+// the consumer keeps its messages in a queue of its own, and writes the
+// next of them where it takes a place (Event.Own). It reports false when
+// the subscriber has ended or its bound is exceeded (it then ends with
+// SlowError): a client that asks for large answers (snapshots) and does
+// not read them falls behind like one that does not read output.
+func (s *Subscriber) QueueOwn(size int) bool {
+	if err := s.push(Event{Own: true, OwnSize: size}); err != nil {
 		s.end(err)
 		return false
 	}
@@ -427,8 +425,8 @@ func (s *Subscriber) Err() error {
 // for the envelope: what it counts against a subscriber's bound.
 func (ev Event) Size() int {
 	const envelope = 160
-	if ev.Reply != nil {
-		return envelope + ev.ReplySize
+	if ev.Own {
+		return envelope + ev.OwnSize
 	}
 	switch a := ev.Action.(type) {
 	case terminal.Data:

@@ -17,16 +17,16 @@ func TestHeldPushesWakeNobodyAndTakeHeldSendsThemInOrder(t *testing.T) {
 	s := NewSubscriber("c", 0)
 	woken := wakes(s)
 	s.Hold()
-	require.True(t, s.Reply("a"))
-	require.True(t, s.Reply("b"))
+	require.True(t, s.QueueOwn(0))
+	require.True(t, s.QueueOwn(0))
 	require.Zero(t, *woken, "the consumer holding the queue sends it itself")
 
 	batch := s.TakeHeld()
 	require.Len(t, batch, 2)
-	require.Equal(t, "a", batch[0].Reply)
-	require.Equal(t, "b", batch[1].Reply)
+	require.True(t, batch[0].Own)
+	require.True(t, batch[1].Own)
 
-	require.True(t, s.Reply("c"))
+	require.True(t, s.QueueOwn(0))
 	require.Equal(t, 1, *woken, "after TakeHeld, pushes wake the consumer again")
 }
 
@@ -38,7 +38,7 @@ func TestReleaseWakesTheConsumerForWhatWasQueuedWhileHeld(t *testing.T) {
 	require.Zero(t, *woken, "nothing queued, nobody to wake")
 
 	s.Hold()
-	require.True(t, s.Reply("a"))
+	require.True(t, s.QueueOwn(0))
 	s.Release()
 	require.Equal(t, 1, *woken)
 	require.Len(t, s.Take(), 1)
@@ -47,7 +47,7 @@ func TestReleaseWakesTheConsumerForWhatWasQueuedWhileHeld(t *testing.T) {
 func TestTakeEmptiesTheQueueAndAnEndedSubscriberHasNothing(t *testing.T) {
 	s := NewSubscriber("c", 0)
 	wakes(s)
-	require.True(t, s.Reply("a"))
+	require.True(t, s.QueueOwn(0))
 	require.True(t, s.Queued())
 	require.True(t, s.Queued(), "asking takes nothing")
 	require.Len(t, s.Take(), 1)
@@ -60,8 +60,8 @@ func TestTakeEmptiesTheQueueAndAnEndedSubscriberHasNothing(t *testing.T) {
 
 func TestReplySizeCountsAgainstTheBound(t *testing.T) {
 	s := NewSubscriber("c", 1000)
-	require.True(t, s.ReplySized("small", 100))
-	require.False(t, s.ReplySized("big", 2000), "an answer larger than the bound ends the subscriber")
+	require.True(t, s.QueueOwn(100))
+	require.False(t, s.QueueOwn(2000), "an answer larger than the bound ends the subscriber")
 	var slow *SlowError
 	require.ErrorAs(t, s.Err(), &slow)
 }
