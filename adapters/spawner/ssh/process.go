@@ -261,6 +261,15 @@ func (p *process) handleRequests(reqs <-chan *xssh.Request) {
 			_ = r.Reply(false, nil)
 		}
 	}
+	// The connection may have gone with the channel: the host is marked
+	// down, if so, before the end is told, so that no one is told of the
+	// loss while the host still shows as up.
+	select {
+	case <-p.exited:
+		return // it told its end
+	default:
+	}
+	p.spawner.confirmUp()
 	p.exitOnce.Do(func() {
 		p.status = terminal.ExitedWith(ExitLost)
 		p.readMu.Lock()

@@ -514,6 +514,18 @@ func (s *Spawner) ping(c *xssh.Client) bool {
 	}
 }
 
+// confirmUp checks with a keepalive that the host's connection still
+// answers, and marks the host down at once if it does not (the watcher
+// would too, a moment later).
+func (s *Spawner) confirmUp() {
+	s.mu.Lock()
+	c := s.client
+	s.mu.Unlock()
+	if c != nil && !s.ping(c) {
+		s.down(c, nil)
+	}
+}
+
 func (s *Spawner) down(c *xssh.Client, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -159,6 +159,15 @@ func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) erro
 	if err != nil {
 		return err
 	}
+	// The feeder of piped input, if there is one, is waited for last: a
+	// send of it that waits on a full socket ends when the connection is
+	// closed.
+	var feeding chan struct{}
+	defer func() {
+		if feeding != nil {
+			<-feeding
+		}
+	}()
 	// The connection exec is on: a new one after a resume.
 	cur := c
 	defer func() { _ = cur.Close() }()
@@ -202,12 +211,13 @@ func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) erro
 		result := make(chan error, 1)
 		fed = result
 		feedCtx, stopFeeding := context.WithCancel(ctx)
-		feeding := make(chan struct{})
+		feeding = make(chan struct{})
 		go func() {
 			defer close(feeding)
 			result <- feedInput(feedCtx, piped, uri, c, conns)
 		}()
-		defer func() { stopFeeding(); <-feeding }()
+		// Stopped before the terminal is disposed of; waited for above.
+		defer stopFeeding()
 	}
 	// follow handles one envelope; over says exec is done, with err.
 	follow := func(env client.Envelope) (over bool, err error) {

@@ -12,10 +12,12 @@ import (
 // Piped input goes in chunks of feedChunk bytes, at most feedWindow of them
 // unanswered: the daemon answers a chunk once the command has it, so exec
 // reads its input no faster than the command does, and a long way to the
-// daemon still keeps the command's input buffer full.
+// daemon still keeps the command's input buffer full. A chunk's message
+// (base64, so 4/3 of it) stays under 32 KiB, the inbound limit WebSocket
+// libraries commonly default to.
 const (
-	feedChunk  = 32 << 10
-	feedWindow = 4
+	feedChunk  = 16 << 10
+	feedWindow = 8
 )
 
 // inFlight is a chunk sent and not yet answered: it is kept until it is,
@@ -46,8 +48,15 @@ func feedInput(ctx context.Context, in io.Reader, uri string, first *client.Clie
 	var offset int64
 	eof := false
 	send := func(f *inFlight) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// Not on ctx: the WebSocket library closes a connection whose
+		// write is called off, and exec still disposes of its terminal
+		// over it once the feeder has stopped. A send that waits on a
+		// full socket ends when exec closes the connection.
 		var err error
-		f.sent, err = cur.Feed(ctx, uri, f.offset, f.b, f.end)
+		f.sent, err = cur.Feed(context.WithoutCancel(ctx), uri, f.offset, f.b, f.end)
 		return err
 	}
 	// resume waits for the next connection and sends again what waits.
@@ -60,7 +69,9 @@ func feedInput(ctx context.Context, in io.Reader, uri string, first *client.Clie
 			}
 			resent := true
 			for _, f := range waiting {
-				if send(f) != nil {
+				if err := send(f); ctx.Err() != nil {
+					return ctx.Err()
+				} else if err != nil {
 					resent = false // that one ended too: wait for the next
 					break
 				}
@@ -85,7 +96,9 @@ func feedInput(ctx context.Context, in io.Reader, uri string, first *client.Clie
 			f := &inFlight{offset: offset, b: c.b, end: eof}
 			offset += int64(len(c.b))
 			waiting = append(waiting, f)
-			if err := send(f); err != nil {
+			if err := send(f); ctx.Err() != nil {
+				return ctx.Err()
+			} else if err != nil {
 				if err := resume(); err != nil {
 					return err
 				}

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
@@ -136,11 +136,27 @@ func dropAfterFirstOutput(ws *websocket.Conn, method string, id any, params map[
 	}
 }
 
+// Its standard input stays open and empty, as a script's often is, so
+// that exec feeds nothing and the requests each test lists are the whole
+// conversation.
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return runCLIIn(t, openInput(t), args...)
+}
+
+func runCLIIn(t *testing.T, stdin io.Reader, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(args, strings.NewReader(""), &out, &errOut)
+	code := run(args, stdin, &out, &errOut)
 	return code, out.String(), errOut.String()
+}
+
+// openInput is a standard input that has nothing and has not ended; it
+// ends at the test's end, which ends exec's read of it.
+func openInput(t *testing.T) io.Reader {
+	r, w := io.Pipe()
+	t.Cleanup(func() { _ = w.Close() })
+	return r
 }
 
 // TestExecSaysItsOutputIsIncompleteWhenTheGapIsTooOldAndDisposes: exec is
