@@ -146,7 +146,6 @@ type protocolParams struct {
 	fx.In
 	Config Config
 	M      *metrics.Metrics
-	Gate   *gate.Gate
 	Server *httpserver.Server
 	Claims sessionClaims
 }
@@ -154,7 +153,7 @@ type protocolParams struct {
 func protocolOptions(p protocolParams) ahp.Options {
 	cfg, srv := p.Config, p.Server
 	return ahp.Options{
-		Metrics: p.M, QueueBytes: cfg.ClientQueueBytes, Gate: p.Gate,
+		Metrics: p.M, QueueBytes: cfg.ClientQueueBytes,
 		Resource:           func() string { return srv.BaseURL() + "/" },
 		MayClaimSession:    p.Claims,
 		SignInGrace:        cfg.SignInGrace,

@@ -2,12 +2,10 @@ package ahp
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/shellgate/shellgate/app/gate"
 	"github.com/shellgate/shellgate/app/terminals"
-	"github.com/shellgate/shellgate/domain/access"
 )
 
 // resourceRecord is the host's sign-in record (RFC 9728 names).
@@ -31,32 +29,6 @@ func (s *Server) resource() string {
 		return s.opts.Resource()
 	}
 	return "shellgate://users"
-}
-
-// gateError maps the gate's refusals to the wire, in one place.
-func (c *conn) gateError(err error) *Error {
-	var denied *access.DeniedError
-	switch {
-	case errors.Is(err, gate.ErrSignIn):
-		return &Error{Code: CodeAuthRequired, Message: "Sign in to use this host",
-			Data: map[string]any{"resources": []resourceRecord{c.record()}}}
-	case errors.As(err, &denied):
-		return &Error{Code: CodePermissionDenied, Message: denied.Error(), Data: map[string]any{}}
-	case errors.Is(err, gate.ErrUnclassified):
-		return &Error{Code: CodePermissionDenied, Message: err.Error(), Data: map[string]any{}}
-	}
-	return errorf(CodeInternalError, "%v", err)
-}
-
-// readable keeps the channels the caller may read, silently dropping others.
-func (c *conn) readable(channels []string) []string {
-	out := make([]string, 0, len(channels))
-	for _, ch := range channels {
-		if c.srv.gate.Read(c.who(), ch) == nil {
-			out = append(out, ch)
-		}
-	}
-	return out
 }
 
 // bindClientID binds a client id to the principal that first uses it
@@ -214,7 +186,7 @@ func (s *Server) expire(c *conn, gen uint64) {
 	}
 	c.caller, c.expiry = gate.Caller{}, nil
 	c.authMu.Unlock()
-	c.sub.Reply(notification{Method: "auth/required", Params: map[string]any{
+	c.queue(notification{Method: "auth/required", Params: map[string]any{
 		"channel": terminals.RootChannel, "resource": c.record(), "reason": "expired",
 	}})
 }

@@ -24,7 +24,7 @@ import (
 func BenchmarkDispatchEchoRoundTrip(b *testing.B) {
 	h := hub.New(hub.Options{})
 	host := terminals.New(terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}, Dir: os.TempDir()}, h, fake.New(), clock.System())
-	srv := ahp.NewServer(host, clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{Gate: gate.AllowAll()})
+	srv := ahp.NewServer(terminals.NewApp(host, gate.AllowAll()), clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{})
 	ctx := context.Background()
 	server, cl := memory.Pipe(ports.Peer{})
 	done := make(chan struct{})

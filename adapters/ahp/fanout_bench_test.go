@@ -49,7 +49,7 @@ func BenchmarkFanOut(b *testing.B) {
 func benchFanOut(b *testing.B, viewers int) {
 	h := hub.New(hub.Options{})
 	host := terminals.New(terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}, Dir: b.TempDir(), ScrollbackLimit: 1000}, h, local.New(), clock.System())
-	srv := ahp.NewServer(host, clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{Gate: gate.AllowAll(), QueueBytes: fanoutBound})
+	srv := ahp.NewServer(terminals.NewApp(host, gate.AllowAll()), clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{QueueBytes: fanoutBound})
 	var served sync.WaitGroup
 	dial := func(buffer int) ports.Conn {
 		server, cl := memory.PipeBuffer(ports.Peer{}, buffer)

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/shellgate/shellgate/app/terminals"
 )
@@ -69,68 +68,29 @@ var feedFieldKinds = map[string]string{
 // the process, so a sender that keeps a few feeds in flight goes no faster
 // than the process reads. Until then the connection serves everything
 // else. A feed sent as a notification is written, unanswered.
-func (c *conn) feed(_ context.Context, m message) (any, *Error) {
+func (c *conn) feed(ctx context.Context, m message) (any, *Error) {
 	p, b, perr := decodeFeed(m.Params)
-	if perr != nil {
-		return nil, perr
-	}
 	channel := canonicalChannel(p.Channel)
-	offset := int64(-1)
+	req := terminals.FeedRequest{URI: channel, Offset: -1, Bytes: b, End: p.End}
+	if perr != nil {
+		req.Invalid = perr
+	}
 	if p.Offset != nil {
-		offset = *p.Offset
+		req.Offset = *p.Offset
 	}
 	id := bytes.Clone(m.ID)
-	// answer is told by the host, on whichever goroutine wrote the bytes.
-	answer := func(length int64, err error) {
+	// Told by the host, on whichever goroutine wrote the bytes.
+	req.Fed = func(length int64, err error) {
 		switch {
 		case id == nil:
 		case err != nil:
-			c.reply(id, nil, feedError(channel, err))
+			c.reply(id, nil, c.wireError(err, channel, "feed"))
 		default:
 			c.reply(id, feedResult{Offset: length}, nil)
 		}
 	}
-	if !p.End {
-		if err := c.srv.host.Feed(channel, offset, b, answer); err != nil {
-			return nil, feedError(channel, err)
-		}
-		return answered, nil
-	}
-	// The end follows the bytes once they are in.
-	end := func(length int64, err error) {
-		if err == nil {
-			err = c.srv.host.EndInput(channel, length, answer)
-		}
-		if err != nil {
-			answer(length, err)
-		}
-	}
-	if len(b) == 0 {
-		if err := c.srv.host.EndInput(channel, offset, answer); err != nil {
-			return nil, feedError(channel, err)
-		}
-		return answered, nil
-	}
-	if err := c.srv.host.Feed(channel, offset, b, end); err != nil {
-		return nil, feedError(channel, err)
+	if err := c.srv.app.FeedInput.Handle(ctx, c.who(), req); err != nil {
+		return nil, c.wireError(err, channel, "feed")
 	}
 	return answered, nil
-}
-
-// feedError words a refused feed: what is wrong, and what to do.
-func feedError(channel string, err error) *Error {
-	var gap *terminals.GapError
-	switch {
-	case errors.As(err, &gap):
-		return &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("offset: %v; send again from there", gap), Data: map[string]any{"offset": gap.Want}}
-	case errors.Is(err, terminals.ErrNotFound):
-		return errorf(CodeNotFound, "No terminal at %s", channel)
-	case errors.Is(err, terminals.ErrExited):
-		return &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("The process of %s has exited, so the input reaches nothing", channel), Data: map[string]any{"exited": true}}
-	case errors.Is(err, terminals.ErrInputEnded):
-		return errorf(CodeInvalidRequest, "The input of %s has ended; nothing more can be fed to it", channel)
-	case errors.Is(err, terminals.ErrInputBacklog):
-		return errorf(CodeInvalidRequest, "%v; keep fewer bytes unanswered", err)
-	}
-	return errorf(CodeInternalError, "Could not feed %s: %v", channel, err)
 }

@@ -42,7 +42,7 @@ func FuzzRouterFrames(f *testing.F) {
 	}
 	h := hub.New(hub.Options{})
 	host := terminals.New(terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}, Dir: os.TempDir()}, h, local.New(), clock.System())
-	srv := ahp.NewServer(host, clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{Gate: gate.AllowAll()})
+	srv := ahp.NewServer(terminals.NewApp(host, gate.AllowAll()), clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{})
 	ctx := context.Background()
 	keep, err := host.Create(ctx, terminals.Spec{URI: "ahp-terminal:/keep", Claim: claimOf("owner"), Command: "cat"})
 	require.NoError(f, err)

@@ -9,8 +9,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/shellgate/shellgate/app/hub"
+	"github.com/shellgate/shellgate/app/gate"
 	"github.com/shellgate/shellgate/app/terminals"
+	"github.com/shellgate/shellgate/domain/access"
 	"github.com/shellgate/shellgate/domain/terminal"
 	"github.com/shellgate/shellgate/ports"
 )
@@ -19,22 +20,38 @@ import (
 // {"command"?: string, "args"?: [string], "env"?: {NAME: value}, "pty"?: bool}.
 const SpawnMetaKey = "shellgate/spawn"
 
-// methods are the requests and notifications this host serves.
-var methods = map[string]func(c *conn, ctx context.Context, m message) (any, *Error){
-	"initialize":      (*conn).initialize,
-	"reconnect":       (*conn).reconnect,
-	"ping":            func(*conn, context.Context, message) (any, *Error) { return nil, nil },
-	"subscribe":       (*conn).subscribe,
-	"unsubscribe":     (*conn).unsubscribe,
-	"createTerminal":  (*conn).createTerminal,
-	"disposeTerminal": (*conn).disposeTerminal,
-	"dispatchAction":  (*conn).dispatchAction,
-	"authenticate":    (*conn).authenticate,
-	FeedMethod:        (*conn).feed,
+// method is one entry of the protocol's table: how a method is served,
+// and what it asks of the caller. The use case a handler calls checks the
+// caller's grants itself; Op says which grant that is, for a reader of the
+// table (TestTheMethodTableSaysWhatEachUseCaseNeeds holds the two to each
+// other).
+type method struct {
+	serve func(c *conn, ctx context.Context, m message) (any, *Error)
+	// useCase names the terminals.App use case the method calls, if any.
+	useCase string
+	// op is the operation that use case needs; "" when it needs none of
+	// its own (a sign-in, or the read grant per channel).
+	op access.Operation
+	// early: served before the connection has introduced itself.
+	early bool
 }
 
-// Methods lists every method the router serves (the gate's classification
-// is checked against it).
+// methods are the requests and notifications this host serves: the one
+// table from AHP method to use case.
+var methods = map[string]method{
+	"initialize":      {serve: (*conn).initialize, useCase: "Subscribe", early: true},
+	"reconnect":       {serve: (*conn).reconnect, useCase: "Resume", early: true},
+	"ping":            {serve: func(*conn, context.Context, message) (any, *Error) { return nil, nil }, early: true},
+	"subscribe":       {serve: (*conn).subscribe, useCase: "Subscribe"},
+	"unsubscribe":     {serve: (*conn).unsubscribe, useCase: "Unsubscribe"},
+	"createTerminal":  {serve: (*conn).createTerminal, useCase: "OpenTerminal", op: access.TerminalCreate},
+	"disposeTerminal": {serve: (*conn).disposeTerminal, useCase: "DisposeTerminal", op: access.TerminalDispose},
+	"dispatchAction":  {serve: (*conn).dispatchAction, useCase: "DispatchAction"},
+	"authenticate":    {serve: (*conn).authenticate},
+	FeedMethod:        {serve: (*conn).feed, useCase: "FeedInput", op: access.TerminalInput},
+}
+
+// Methods lists every method the router serves, sorted.
 func Methods() []string {
 	out := make([]string, 0, len(methods))
 	for m := range methods {
@@ -44,18 +61,73 @@ func Methods() []string {
 	return out
 }
 
-// DispatchableActions lists every action type the router applies for a
-// client.
-func DispatchableActions() []string {
-	return []string{
-		terminal.TypeInput, terminal.TypeResized, terminal.TypeClaimed,
-		terminal.TypeTitleChanged, terminal.TypeCleared, "root/configChanged",
-	}
+// MethodOperation is the operation the use case behind method needs of
+// its caller, and that use case's name in terminals.App; an empty
+// operation for a method that needs none of its own.
+func MethodOperation(name string) (useCase string, op access.Operation) {
+	m := methods[name]
+	return m.useCase, m.op
 }
 
-// beforeInitialize are served on a connection that has not yet introduced
-// itself.
-var beforeInitialize = map[string]bool{"initialize": true, "reconnect": true, "ping": true}
+// actionDecoder reads one action type's fields; a nil action comes with
+// the reason it is refused.
+type actionDecoder func(f map[string]json.RawMessage) (terminal.Action, string)
+
+// actions decodes every action type a client may dispatch
+// (terminals.Dispatchable, the one list; TestEveryDispatchableActionIsDecoded
+// holds this table to it): the table from AHP action type to the
+// DispatchAction use case, which decides each by the operation that list
+// gives it. root/configChanged is read by dispatchRoot, which also keeps
+// the connection's setting.
+var actions = map[string]actionDecoder{
+	terminal.TypeInput: func(f map[string]json.RawMessage) (terminal.Action, string) {
+		var data string
+		if json.Unmarshal(f["data"], &data) != nil {
+			return nil, "terminal/input needs data as a string"
+		}
+		return terminal.Input{Data: data}, ""
+	},
+	terminal.TypeResized: func(f map[string]json.RawMessage) (terminal.Action, string) {
+		var cols, rows int
+		if v, ok := f["cols"]; ok && json.Unmarshal(v, &cols) != nil {
+			return nil, "terminal/resized needs cols as an integer"
+		}
+		if v, ok := f["rows"]; ok && json.Unmarshal(v, &rows) != nil {
+			return nil, "terminal/resized needs rows as an integer"
+		}
+		if cols < 0 || rows < 0 || cols >= 1<<15 || rows >= 1<<15 {
+			return nil, "terminal/resized needs cols and rows between 1 and 32767"
+		}
+		return terminal.Resized{Cols: cols, Rows: rows}, ""
+	},
+	terminal.TypeClaimed: func(f map[string]json.RawMessage) (terminal.Action, string) {
+		claim, ok := fromWireClaim(f["claim"])
+		if !ok {
+			return nil, `terminal/claimed needs a claim: {"kind": "client", "clientId": …} or {"kind": "session", "session": …, "chat": …}`
+		}
+		return terminal.Claimed{Claim: claim}, ""
+	},
+	terminal.TypeTitleChanged: func(f map[string]json.RawMessage) (terminal.Action, string) {
+		var title string
+		if v, ok := f["title"]; ok && json.Unmarshal(v, &title) != nil {
+			return nil, "terminal/titleChanged needs title as a string"
+		}
+		return terminal.TitleChanged{Title: title}, ""
+	},
+	terminal.TypeCleared:        func(map[string]json.RawMessage) (terminal.Action, string) { return terminal.Cleared{}, "" },
+	terminals.RootConfigChanged: nil,
+}
+
+// DispatchableActions lists every action type the router decodes for a
+// client, sorted.
+func DispatchableActions() []string {
+	out := make([]string, 0, len(actions))
+	for a := range actions {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // handle answers one frame: every request exactly once, never a notification.
 func (c *conn) handle(ctx context.Context, frame []byte) {
@@ -68,9 +140,9 @@ func (c *conn) handle(ctx context.Context, frame []byte) {
 		}
 		return
 	}
-	handler, known := methods[m.Method]
+	entry, known := methods[m.Method]
 	switch {
-	case !c.initialized && !beforeInitialize[m.Method]:
+	case !c.initialized && !entry.early:
 		if m.isRequest() {
 			if known {
 				c.reply(m.ID, nil, errorf(CodeMethodNotFound, "This host does not serve %s before initialize", m.Method))
@@ -85,13 +157,7 @@ func (c *conn) handle(ctx context.Context, frame []byte) {
 		}
 		return
 	}
-	if m.isRequest() {
-		if gerr := c.srv.gate.Command(c.who(), m.Method); gerr != nil {
-			c.reply(m.ID, nil, c.gateError(gerr))
-			return
-		}
-	}
-	result, err := handler(c, ctx, m)
+	result, err := entry.serve(c, ctx, m)
 	if !m.isRequest() {
 		return
 	}
@@ -124,7 +190,27 @@ type serverInfo struct {
 	Version string `json:"version"`
 }
 
-func (c *conn) initialize(_ context.Context, m message) (any, *Error) {
+// initializeParams are initialize's params.
+type initializeParams struct {
+	ProtocolVersions     []string
+	ClientID             string
+	InitialSubscriptions []string
+}
+
+// decodeInitialize reads initialize's params, naming the field that is
+// wrong.
+func decodeInitialize(p params) (out initializeParams, err *Error) {
+	if out.ProtocolVersions, err = p.strings("protocolVersions"); err != nil {
+		return out, err
+	}
+	if out.ClientID, err = p.str("clientId"); err != nil {
+		return out, err
+	}
+	out.InitialSubscriptions, err = p.optStrings("initialSubscriptions")
+	return out, err
+}
+
+func (c *conn) initialize(ctx context.Context, m message) (any, *Error) {
 	p, err := parseParams(m.Params)
 	if err != nil {
 		return nil, err
@@ -132,24 +218,17 @@ func (c *conn) initialize(_ context.Context, m message) (any, *Error) {
 	if c.initialized {
 		return nil, errorf(CodeMethodNotFound, "%s has already initialized", c.clientID)
 	}
-	offered, err := p.strings("protocolVersions")
+	ip, err := decodeInitialize(p)
 	if err != nil {
 		return nil, err
 	}
-	clientID, err := p.str("clientId")
-	if err != nil {
-		return nil, err
-	}
-	initial, err := p.optStrings("initialSubscriptions")
-	if err != nil {
-		return nil, err
-	}
+	offered, clientID, initial := ip.ProtocolVersions, ip.ClientID, ip.InitialSubscriptions
 	version, ok, verr := negotiate(offered)
 	if verr != nil {
 		return nil, invalidParams("%v", verr)
 	}
 	if !ok {
-		c.sub.Reply(response{ID: m.ID, Err: &Error{
+		c.queue(response{ID: m.ID, Err: &Error{
 			Code:    CodeUnsupportedVersion,
 			Message: fmt.Sprintf("None of the offered protocol versions (%s) is served here; offer one of %s", strings.Join(offered, ", "), strings.Join(SupportedVersions(), ", ")),
 			Data:    map[string]any{"supportedVersions": SupportedVersions()},
@@ -160,14 +239,17 @@ func (c *conn) initialize(_ context.Context, m message) (any, *Error) {
 		return nil, err
 	}
 	c.introduce(clientID, version, false)
-	c.srv.host.SubscribeAll(c.sub, c.readable(uniq(initial)), func(snaps []terminals.ChannelSnapshot, seq uint64) {
-		res := initializeResult{
-			ProtocolVersion: version, ServerSeq: seq, Snapshots: c.wireSnapshots(snaps, seq),
-			ServerInfo:       serverInfo{Name: "shellgate", Version: c.srv.opts.ServerVersion},
-			DefaultDirectory: c.srv.host.DefaultDirectory(),
-			Meta:             c.grantsMeta(),
-		}
-		c.sub.Reply(response{ID: m.ID, Result: res})
+	_ = c.srv.app.Subscribe.Handle(ctx, c.who(), terminals.SubscribeRequest{
+		Viewer: c.sub, Channels: uniq(initial), OnlyReadable: true,
+		Then: func(snaps []terminals.ChannelSnapshot, seq uint64) {
+			res := initializeResult{
+				ProtocolVersion: version, ServerSeq: seq, Snapshots: c.wireSnapshots(snaps, seq),
+				ServerInfo:       serverInfo{Name: "shellgate", Version: c.srv.opts.ServerVersion},
+				DefaultDirectory: c.srv.app.DefaultDirectory(),
+				Meta:             c.grantsMeta(),
+			}
+			c.queue(response{ID: m.ID, Result: res})
+		},
 	})
 	return answered, nil
 }
@@ -207,7 +289,7 @@ func (c *conn) introduce(clientID, version string, resume bool) {
 	c.wmu.Unlock()
 
 	c.initialized, c.clientID = true, clientID
-	c.srv.hub.SetClientID(c.sub, clientID)
+	c.srv.app.Introduce(c.sub, clientID)
 	if replaced != nil {
 		replaced.close(ports.ClosePolicy, clientID+" connected again on another connection")
 	}
@@ -248,7 +330,29 @@ type reconnectResult struct {
 	Snapshots []wireSnapshot    `json:"snapshots,omitempty"`
 }
 
-func (c *conn) reconnect(_ context.Context, m message) (any, *Error) {
+// reconnectParams are reconnect's params.
+type reconnectParams struct {
+	ClientID          string
+	LastSeenServerSeq int64
+	Subscriptions     []string
+}
+
+// decodeReconnect reads reconnect's params, naming the field that is
+// wrong.
+func decodeReconnect(p params) (out reconnectParams, err *Error) {
+	if out.ClientID, err = p.str("clientId"); err != nil {
+		return out, err
+	}
+	lastSeen, ok := p.optInt("lastSeenServerSeq")
+	if !ok || lastSeen < 0 {
+		return out, invalidParams("lastSeenServerSeq must be a non-negative integer")
+	}
+	out.LastSeenServerSeq = lastSeen
+	out.Subscriptions, err = p.strings("subscriptions")
+	return out, err
+}
+
+func (c *conn) reconnect(ctx context.Context, m message) (any, *Error) {
 	p, err := parseParams(m.Params)
 	if err != nil {
 		return nil, err
@@ -256,18 +360,11 @@ func (c *conn) reconnect(_ context.Context, m message) (any, *Error) {
 	if c.initialized {
 		return nil, errorf(CodeMethodNotFound, "%s has already initialized; reconnect on a new connection", c.clientID)
 	}
-	clientID, err := p.str("clientId")
+	rp, err := decodeReconnect(p)
 	if err != nil {
 		return nil, err
 	}
-	lastSeen, ok := p.optInt("lastSeenServerSeq")
-	if !ok || lastSeen < 0 {
-		return nil, invalidParams("lastSeenServerSeq must be a non-negative integer")
-	}
-	subs, err := p.strings("subscriptions")
-	if err != nil {
-		return nil, err
-	}
+	clientID, lastSeen, subs := rp.ClientID, rp.LastSeenServerSeq, rp.Subscriptions
 	c.srv.mu.Lock()
 	rec := c.srv.clients[clientID]
 	var version string
@@ -282,18 +379,9 @@ func (c *conn) reconnect(_ context.Context, m message) (any, *Error) {
 		return nil, err
 	}
 	c.introduce(clientID, version, true)
-	wanted := uniq(subs)
-	readable := c.readable(wanted)
-	unreadable := []string{}
-	for _, ch := range wanted {
-		if !contains(readable, ch) {
-			unreadable = append(unreadable, ch)
-		}
-	}
-	c.srv.host.Resume(c.sub, uint64(lastSeen), readable, func(r terminals.ResumeResult) {
-		r.Missing = append(r.Missing, unreadable...)
+	resume := func(r terminals.ResumeResult) {
 		if !r.Replay {
-			c.sub.Reply(response{ID: m.ID, Result: reconnectResult{Type: "snapshot", Snapshots: c.wireSnapshots(r.Snapshots, r.Seq)}})
+			c.queue(response{ID: m.ID, Result: reconnectResult{Type: "snapshot", Snapshots: c.wireSnapshots(r.Snapshots, r.Seq)}})
 			return
 		}
 		actions := make([]json.RawMessage, 0, len(r.Events))
@@ -314,8 +402,9 @@ func (c *conn) reconnect(_ context.Context, m message) (any, *Error) {
 		if res.Actions == nil {
 			res.Actions = []json.RawMessage{}
 		}
-		c.sub.Reply(response{ID: m.ID, Result: replayResult(res)})
-	})
+		c.queue(response{ID: m.ID, Result: replayResult(res)})
+	}
+	_ = c.srv.app.Resume.Handle(ctx, c.who(), terminals.ResumeRequest{Viewer: c.sub, LastSeen: uint64(lastSeen), Channels: uniq(subs), Then: resume})
 	return answered, nil
 }
 
@@ -339,34 +428,36 @@ type subscribeResult struct {
 	Snapshot wireSnapshot `json:"snapshot"`
 }
 
-func (c *conn) subscribe(_ context.Context, m message) (any, *Error) {
-	p, err := parseParams(m.Params)
+// channelParams are the params of subscribe, unsubscribe and
+// disposeTerminal.
+type channelParams struct{ Channel string }
+
+func decodeChannel(raw json.RawMessage) (channelParams, *Error) {
+	p, err := parseParams(raw)
 	if err != nil {
-		return nil, err
+		return channelParams{}, err
 	}
 	channel, err := p.str("channel")
-	if err != nil {
-		return nil, err
+	return channelParams{Channel: channel}, err
+}
+
+func (c *conn) subscribe(ctx context.Context, m message) (any, *Error) {
+	p, perr := decodeChannel(m.Params)
+	if perr != nil {
+		return nil, perr
 	}
-	if gerr := c.srv.gate.Read(c.who(), canonicalChannel(channel)); gerr != nil {
-		return nil, c.gateError(gerr)
-	}
-	found := false
-	c.srv.host.SubscribeAll(c.sub, []string{canonicalChannel(channel)}, func(snaps []terminals.ChannelSnapshot, seq uint64) {
-		if len(snaps) == 0 {
-			return
-		}
-		found = true
+	channel := p.Channel
+	err := c.srv.app.Subscribe.Handle(ctx, c.who(), terminals.SubscribeRequest{Viewer: c.sub, Channels: []string{canonicalChannel(channel)}, Then: func(snaps []terminals.ChannelSnapshot, seq uint64) {
 		snap := c.wireSnapshots(snaps, seq)[0]
 		snap.Resource = channel
 		// subscribe may be asked again and again on one connection: its
 		// snapshots count against the bound, so a client that asks for them
 		// and does not read them is dropped like one that does not read
 		// output (initialize and reconnect come once per connection).
-		c.sub.ReplySized(response{ID: m.ID, Result: subscribeResult{Snapshot: snap}}, snapshotsSize(snaps))
-	})
-	if !found {
-		return nil, errorf(CodeNotFound, "No terminal at %s", channel)
+		c.queueSized(response{ID: m.ID, Result: subscribeResult{Snapshot: snap}}, snapshotsSize(snaps))
+	}})
+	if err != nil {
+		return nil, c.wireError(err, channel, "subscribe to")
 	}
 	return answered, nil
 }
@@ -379,17 +470,13 @@ func canonicalChannel(ch string) string {
 	return ch
 }
 
-func (c *conn) unsubscribe(_ context.Context, m message) (any, *Error) {
-	p, err := parseParams(m.Params)
+func (c *conn) unsubscribe(ctx context.Context, m message) (any, *Error) {
+	p, err := decodeChannel(m.Params)
 	if err != nil {
 		return nil, err
 	}
-	channel, err := p.str("channel")
-	if err != nil {
-		return nil, err
-	}
-	channel = canonicalChannel(channel)
-	c.srv.hub.Unsubscribe(c.sub, channel)
+	channel := canonicalChannel(p.Channel)
+	_ = c.srv.app.Unsubscribe.Handle(ctx, c.who(), terminals.UnsubscribeRequest{Viewer: c.sub, Channel: channel})
 	c.setSubscribed(channel, false)
 	return nil, nil
 }
@@ -403,29 +490,37 @@ type spawnMeta struct {
 	Host    *string           `json:"host"`
 }
 
-func (c *conn) createTerminal(ctx context.Context, m message) (any, *Error) {
-	p, err := parseParams(m.Params)
+// createParams are createTerminal's params, read into the terminal they
+// ask for.
+type createParams struct {
+	Channel string
+	Spec    terminals.Spec
+}
+
+// decodeCreate reads createTerminal's params. A claim the caller may not
+// make is refused here, with the field it is in.
+func (c *conn) decodeCreate(raw json.RawMessage) (createParams, *Error) {
+	p, err := parseParams(raw)
 	if err != nil {
-		return nil, err
+		return createParams{}, err
 	}
 	channel, err := p.str("channel")
 	if err != nil {
-		return nil, err
+		return createParams{}, err
 	}
-	who := c.who()
 	holds := terminal.ClientHolds(c.clientID)
 	holds.Person = c.srv.personOf(c.clientID)
-	spec := terminals.Spec{URI: channel, Shell: c.defaultShell, Claim: holds,
-		Owner: who.ID, Reserve: c.srv.gate.Reserved(who)}
+	spec := terminals.Spec{URI: channel, Shell: c.defaultShell, Claim: holds}
+	out := createParams{Channel: channel}
 	if p.has("claim") {
 		claim, ok := fromWireClaim(p["claim"])
 		switch {
 		case !ok:
 			spec.Claim = terminal.Claim{Kind: "invalid"} // reported in the host's order of checks
 		case claim.Kind == terminal.ClaimClient && claim.ClientID != c.clientID:
-			return nil, invalidParams("A client claim must name your own client id (%s)", c.clientID)
+			return out, invalidParams("A client claim must name your own client id (%s)", c.clientID)
 		case claim.Kind == terminal.ClaimSession && (c.srv.opts.MayClaimSession == nil || !c.srv.opts.MayClaimSession(c.who(), claim.Session)):
-			return nil, invalidParams("The claim names the agent session %s, which you may not drive", claim.Session)
+			return out, invalidParams("The claim names the agent session %s, which you may not drive", claim.Session)
 		case claim.Kind == terminal.ClaimClient:
 			spec.Claim = holds
 		default:
@@ -447,23 +542,23 @@ func (c *conn) createTerminal(ctx context.Context, m message) (any, *Error) {
 	if p.has("_meta") {
 		var meta map[string]json.RawMessage
 		if json.Unmarshal(p["_meta"], &meta) != nil {
-			return nil, invalidParams("_meta must be an object")
+			return out, invalidParams("_meta must be an object")
 		}
 		if raw, ok := meta[SpawnMetaKey]; ok {
 			var sm spawnMeta
 			if err := json.Unmarshal(raw, &sm); err != nil {
-				return nil, invalidParams(`_meta["%s"] must be {command?: string, args?: [string], env?: {NAME: string}, pty?: bool, host?: string}: %v`, SpawnMetaKey, err)
+				return out, invalidParams(`_meta["%s"] must be {command?: string, args?: [string], env?: {NAME: string}, pty?: bool, host?: string}: %v`, SpawnMetaKey, err)
 			}
 			if sm.Command != nil {
 				spec.Command = *sm.Command
 			}
 			if sm.Args != nil && sm.Command == nil {
-				return nil, invalidParams(`_meta["%s"].args needs a command`, SpawnMetaKey)
+				return out, invalidParams(`_meta["%s"].args needs a command`, SpawnMetaKey)
 			}
 			spec.Args = sm.Args
 			for k, v := range sm.Env {
 				if k == "" || strings.ContainsAny(k, "=\x00") {
-					return nil, invalidParams(`_meta["%s"].env has a bad variable name %q`, SpawnMetaKey, k)
+					return out, invalidParams(`_meta["%s"].env has a bad variable name %q`, SpawnMetaKey, k)
 				}
 				spec.Env = append(spec.Env, k+"="+v)
 			}
@@ -476,15 +571,40 @@ func (c *conn) createTerminal(ctx context.Context, m message) (any, *Error) {
 			}
 		}
 	}
-	if _, cerr := c.srv.host.Create(ctx, spec); cerr != nil {
-		return nil, createError(channel, cerr)
+	out.Spec = spec
+	return out, nil
+}
+
+func (c *conn) createTerminal(ctx context.Context, m message) (any, *Error) {
+	p, perr := c.decodeCreate(m.Params)
+	req := terminals.OpenRequest{Spec: p.Spec}
+	if perr != nil {
+		req.Invalid = perr
+	}
+	if err := c.srv.app.OpenTerminal.Handle(ctx, c.who(), req); err != nil {
+		return nil, c.wireError(err, p.Channel, "open")
 	}
 	return nil, nil
 }
 
-// createError maps the host's refusals to the wire, in one place.
-func createError(channel string, err error) *Error {
+// wireError maps what a use case refused to the wire: the one table from
+// error kind to JSON-RPC code, with a message that says what to do.
+// channel is the one the request named, as it named it; verb words an
+// error of no known kind ("Could not open …").
+func (c *conn) wireError(err error, channel, verb string) *Error {
+	var wire *Error
+	var denied *access.DeniedError
+	var gap *terminals.GapError
 	switch {
+	case errors.As(err, &wire):
+		return wire // the adapter's own refusal of what it read
+	case errors.Is(err, gate.ErrSignIn):
+		return &Error{Code: CodeAuthRequired, Message: "Sign in to use this host",
+			Data: map[string]any{"resources": []resourceRecord{c.record()}}}
+	case errors.As(err, &denied):
+		return &Error{Code: CodePermissionDenied, Message: denied.Error(), Data: map[string]any{}}
+	case errors.Is(err, terminals.ErrNotFound):
+		return errorf(CodeNotFound, "No terminal at %s", channel)
 	case errors.Is(err, terminals.ErrBadURI):
 		return invalidParams("%s is not a terminal URI", channel)
 	case errors.Is(err, terminals.ErrExists):
@@ -503,43 +623,68 @@ func createError(channel string, err error) *Error {
 		return errorf(CodeInternalError, "%s", terminals.ErrClosing.Error())
 	case errors.Is(err, terminals.ErrUnknownHost):
 		return invalidParams(`_meta["%s"].host: %v`, SpawnMetaKey, err)
+	case errors.As(err, &gap):
+		return &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("offset: %v; send again from there", gap), Data: map[string]any{"offset": gap.Want}}
+	case errors.Is(err, terminals.ErrExited):
+		return &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("The process of %s has exited, so the input reaches nothing", channel), Data: map[string]any{"exited": true}}
+	case errors.Is(err, terminals.ErrInputEnded):
+		return errorf(CodeInvalidRequest, "The input of %s has ended; nothing more can be fed to it", channel)
+	case errors.Is(err, terminals.ErrInputBacklog):
+		return errorf(CodeInvalidRequest, "%v; keep fewer bytes unanswered", err)
 	}
-	return errorf(CodeInternalError, "Could not open %s: %v", channel, err)
+	return errorf(CodeInternalError, "Could not %s %s: %v", verb, channel, err)
 }
 
-func (c *conn) disposeTerminal(_ context.Context, m message) (any, *Error) {
-	p, err := parseParams(m.Params)
-	if err != nil {
-		return nil, err
+func (c *conn) disposeTerminal(ctx context.Context, m message) (any, *Error) {
+	p, perr := decodeChannel(m.Params)
+	req := terminals.DisposeRequest{URI: p.Channel}
+	if perr != nil {
+		req.Invalid = perr
 	}
-	channel, err := p.str("channel")
-	if err != nil {
-		return nil, err
-	}
-	if derr := c.srv.host.Dispose(channel); derr != nil {
-		return nil, errorf(CodeNotFound, "No terminal at %s", channel)
+	if err := c.srv.app.DisposeTerminal.Handle(ctx, c.who(), req); err != nil {
+		return nil, c.wireError(err, p.Channel, "dispose of")
 	}
 	return nil, nil
 }
 
-// dispatchAction applies a client's action or echoes it back to the sender
-// alone with the reason it was refused. It is a notification: nothing is
-// answered.
-func (c *conn) dispatchAction(_ context.Context, m message) (any, *Error) {
-	p, err := parseParams(m.Params)
+// dispatchParams are dispatchAction's params; the action is read by its
+// type's decoder.
+type dispatchParams struct {
+	Channel   string
+	ClientSeq int64
+	Action    json.RawMessage
+}
+
+// decodeDispatch reads dispatchAction's params; false when there is no
+// channel to answer on (a notification gets no error answer).
+func decodeDispatch(raw json.RawMessage) (dispatchParams, bool) {
+	p, err := parseParams(raw)
 	if err != nil {
-		return nil, nil
+		return dispatchParams{}, false
 	}
 	channel, err := p.str("channel")
 	if err != nil {
-		return nil, nil
+		return dispatchParams{}, false
 	}
 	seq, _ := p.optInt("clientSeq")
-	origin := &hub.Origin{ClientID: c.clientID, ClientSeq: seq}
+	return dispatchParams{Channel: channel, ClientSeq: seq, Action: p["action"]}, true
+}
+
+// dispatchAction reads a client's action and hands it to the
+// DispatchAction use case, which applies it or echoes it back to the
+// sender alone with the reason it was refused; what cannot be read as an
+// action at all is refused here. It is a notification: nothing is
+// answered.
+func (c *conn) dispatchAction(ctx context.Context, m message) (any, *Error) {
+	dp, ok := decodeDispatch(m.Params)
+	if !ok {
+		return nil, nil
+	}
+	channel, seq, raw := dp.Channel, dp.ClientSeq, dp.Action
+	origin := &terminals.Origin{ClientID: c.clientID, ClientSeq: seq}
 	if origin.ClientID == "" {
 		origin.ClientID = "anonymous"
 	}
-	raw := p["action"]
 	var head struct {
 		Type string `json:"type"`
 	}
@@ -549,61 +694,49 @@ func (c *conn) dispatchAction(_ context.Context, m message) (any, *Error) {
 	}
 	echo := rawAction{typ: head.Type, raw: raw}
 	channel = canonicalChannel(channel)
-
+	family := "terminal/"
 	if channel == terminals.RootChannel {
-		if !strings.HasPrefix(head.Type, "root/") {
-			c.reject(channel, echo, origin, fmt.Sprintf("%s is not %s", channel, kindOfFamily(head.Type)))
-			return nil, nil
-		}
-		if reason := c.srv.gate.Dispatch(c.who(), channel, head.Type); reason != "" {
-			c.reject(channel, echo, origin, reason)
-			return nil, nil
-		}
-		c.dispatchRoot(head.Type, raw, echo, origin)
-		return nil, nil
+		family = "root/"
 	}
-	if !strings.HasPrefix(head.Type, "terminal/") {
+	if !strings.HasPrefix(head.Type, family) {
 		c.reject(channel, echo, origin, fmt.Sprintf("%s is not %s", channel, kindOfFamily(head.Type)))
 		return nil, nil
 	}
-	if reason := c.srv.gate.Dispatch(c.who(), channel, head.Type); reason != "" {
-		c.reject(channel, echo, origin, reason)
-		return nil, nil
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &fields)
+	req := terminals.DispatchRequest{Viewer: c.sub, Channel: channel, Type: head.Type, Echo: echo, Origin: origin}
+	var shell *string
+	if channel == terminals.RootChannel {
+		if head.Type == terminals.RootConfigChanged {
+			req.Action, shell, req.Invalid = c.decodeConfig(raw)
+		}
+	} else {
+		req.Fields = otherKeys(fields)
+		if decode := actions[head.Type]; decode != nil {
+			req.Action, req.Invalid = decode(fields)
+		}
+		if cl, ok := req.Action.(terminal.Claimed); ok && cl.Claim.Kind == terminal.ClaimClient {
+			cl.Claim.Person = c.srv.personOf(cl.Claim.ClientID)
+			req.Action = cl
+		}
 	}
-	if terminal.HostOnly(head.Type) {
-		c.reject(channel, echo, origin, fmt.Sprintf("%s is this host's to say, not a client's", head.Type))
-		return nil, nil
+	var sum fingerprint
+	if req.Action != nil {
+		sum = fingerprintOf(channel, raw)
+		req.Repeat = c.repeats(seq, sum)
 	}
-	if _, err := c.srv.host.Get(channel); err != nil {
-		c.reject(channel, echo, origin, fmt.Sprintf("%s names nothing here (%s)", head.Type, otherKeys(raw)))
-		return nil, nil
-	}
-	if !terminal.ClientDispatchable(head.Type) {
-		c.reject(channel, echo, origin, fmt.Sprintf("%s is not served on a terminal", head.Type))
-		return nil, nil
-	}
-	action, reason := parseTerminalAction(head.Type, raw)
-	if action == nil {
-		c.reject(channel, echo, origin, reason)
-		return nil, nil
-	}
-	if cl, ok := action.(terminal.Claimed); ok && cl.Claim.Kind == terminal.ClaimClient {
-		cl.Claim.Person = c.srv.personOf(cl.Claim.ClientID)
-		action = cl
-	}
-	sum := fingerprintOf(channel, raw)
-	if c.repeats(seq, sum) {
-		// Already applied: never run the same dispatch twice, but answer
-		// it, so the client settles it as applied.
-		c.echoRepeat(channel, action, origin)
-		return nil, nil
-	}
-	if err := c.srv.host.Apply(terminals.Dispatch{URI: channel, Action: action, Origin: origin}); err != nil {
-		c.reject(channel, echo, origin, dispatchReason(head.Type, err))
+	if !c.srv.app.DispatchAction.Handle(ctx, c.who(), req) {
 		return nil, nil
 	}
 	c.applied(seq, sum)
-	if _, typed := action.(terminal.Input); typed && c.isSubscribed(channel) {
+	if channel == terminals.RootChannel {
+		c.defaultShell = ""
+		if shell != nil {
+			c.defaultShell = *shell
+		}
+		return nil, nil
+	}
+	if _, typed := req.Action.(terminal.Input); typed && c.isSubscribed(channel) {
 		// Its output follows in a moment, to this connection too: the
 		// echo waits to leave with it (D8 in docs/protocol.md; readLoop).
 		c.deferEcho = true
@@ -635,121 +768,45 @@ func (c *conn) applied(seq int64, sum fingerprint) {
 	}
 }
 
-// echoRepeat answers a suppressed repeat as applied, to its sender alone.
-func (c *conn) echoRepeat(channel string, a terminal.Action, origin *hub.Origin) {
-	c.srv.hub.Update(func(tx hub.Tx) { tx.Echo(c.sub, channel, a, origin, "") })
-}
-
-func dispatchReason(typ string, err error) string {
-	if errors.Is(err, terminals.ErrNotFound) {
-		return fmt.Sprintf("%s names nothing here", typ)
-	}
-	if errors.Is(err, terminal.ErrNotAClaim) {
-		return "That is not a terminal claim"
-	}
-	return fmt.Sprintf("%s could not be applied: %v", typ, err)
-}
-
-// parseTerminalAction reads a client-dispatchable terminal action; a nil
-// action comes with the reason it is refused.
-func parseTerminalAction(typ string, raw json.RawMessage) (terminal.Action, string) {
-	var f map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &f)
-	switch typ {
-	case terminal.TypeInput:
-		var data string
-		if json.Unmarshal(f["data"], &data) != nil {
-			return nil, "terminal/input needs data as a string"
-		}
-		return terminal.Input{Data: data}, ""
-	case terminal.TypeResized:
-		var cols, rows int
-		if v, ok := f["cols"]; ok && json.Unmarshal(v, &cols) != nil {
-			return nil, "terminal/resized needs cols as an integer"
-		}
-		if v, ok := f["rows"]; ok && json.Unmarshal(v, &rows) != nil {
-			return nil, "terminal/resized needs rows as an integer"
-		}
-		if cols < 0 || rows < 0 || cols >= 1<<15 || rows >= 1<<15 {
-			return nil, "terminal/resized needs cols and rows between 1 and 32767"
-		}
-		return terminal.Resized{Cols: cols, Rows: rows}, ""
-	case terminal.TypeClaimed:
-		claim, ok := fromWireClaim(f["claim"])
-		if !ok {
-			return nil, `terminal/claimed needs a claim: {"kind": "client", "clientId": …} or {"kind": "session", "session": …, "chat": …}`
-		}
-		return terminal.Claimed{Claim: claim}, ""
-	case terminal.TypeTitleChanged:
-		var title string
-		if v, ok := f["title"]; ok && json.Unmarshal(v, &title) != nil {
-			return nil, "terminal/titleChanged needs title as a string"
-		}
-		return terminal.TitleChanged{Title: title}, ""
-	case terminal.TypeCleared:
-		return terminal.Cleared{}, ""
-	}
-	return nil, fmt.Sprintf("%s is not served on a terminal", typ)
-}
-
-// dispatchRoot handles actions on the root channel: only root/configChanged
-// carrying defaultShell, which is kept on this connection alone.
-func (c *conn) dispatchRoot(typ string, raw json.RawMessage, echo rawAction, origin *hub.Origin) {
-	if typ != "root/configChanged" {
-		if typ == "root/terminalsChanged" || typ == "root/agentsChanged" || typ == "root/activeSessionsChanged" {
-			c.reject(terminals.RootChannel, echo, origin, fmt.Sprintf("%s is this host's to say, not a client's", typ))
-		} else {
-			c.reject(terminals.RootChannel, echo, origin, fmt.Sprintf("%s is not one this host serves", typ))
-		}
-		return
-	}
+// decodeConfig reads root/configChanged: only defaultShell, which is kept
+// on this connection alone. It returns the action to announce and the
+// shell it sets (nil for none), or the reason it is refused.
+func (c *conn) decodeConfig(raw json.RawMessage) (terminal.Action, *string, string) {
 	var body struct {
 		Config  map[string]json.RawMessage `json:"config"`
 		Replace bool                       `json:"replace"`
 	}
 	if json.Unmarshal(raw, &body) != nil || body.Config == nil {
-		c.reject(terminals.RootChannel, echo, origin, "root/configChanged needs config as an object")
-		return
+		return nil, nil, "root/configChanged needs config as an object"
 	}
 	for k := range body.Config {
 		if k != "defaultShell" {
-			c.reject(terminals.RootChannel, echo, origin, fmt.Sprintf("%s is not a setting a client may change here", k))
-			return
+			return nil, nil, fmt.Sprintf("%s is not a setting a client may change here", k)
 		}
 	}
 	shellRaw, has := body.Config["defaultShell"]
 	if !has && !body.Replace {
-		c.reject(terminals.RootChannel, echo, origin, "root/configChanged changes nothing here")
-		return
+		return nil, nil, "root/configChanged changes nothing here"
 	}
 	var shell *string
 	if has && string(shellRaw) != "null" {
 		var s string
 		if json.Unmarshal(shellRaw, &s) != nil || !path.IsAbs(s) {
-			c.reject(terminals.RootChannel, echo, origin, "defaultShell must be an absolute path")
-			return
+			return nil, nil, "defaultShell must be an absolute path"
 		}
 		shell = &s
 	}
-	sum := fingerprintOf(terminals.RootChannel, raw)
-	if c.repeats(origin.ClientSeq, sum) {
-		c.echoRepeat(terminals.RootChannel, echo, origin)
-		return
-	}
-	c.applied(origin.ClientSeq, sum)
 	cfg := map[string]any{"defaultShell": nil}
-	c.defaultShell = ""
 	if shell != nil {
-		c.defaultShell = *shell
 		cfg["defaultShell"] = *shell
 	}
-	c.srv.hub.Update(func(tx hub.Tx) {
-		tx.Publish(terminals.RootChannel, configChanged{config: cfg, replace: body.Replace, owner: c}, origin, "")
-	})
+	return configChanged{config: cfg, replace: body.Replace, owner: c}, shell, ""
 }
 
-func (c *conn) reject(channel string, a terminal.Action, origin *hub.Origin, reason string) {
-	c.srv.hub.Update(func(tx hub.Tx) { tx.Reject(c.sub, channel, a, origin, reason) })
+// reject refuses, to its sender alone, what could not be read as an action
+// for the channel at all.
+func (c *conn) reject(channel string, a terminal.Action, origin *terminals.Origin, reason string) {
+	c.srv.app.DispatchAction.Refuse(c.sub, channel, a, origin, reason)
 }
 
 // kindOfFamily words what an action's family needs the channel to be.
@@ -769,9 +826,7 @@ func kindOfFamily(typ string) string {
 }
 
 // otherKeys lists an action's keys besides its type, for refusal texts.
-func otherKeys(raw json.RawMessage) string {
-	var f map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &f)
+func otherKeys(f map[string]json.RawMessage) string {
 	keys := make([]string, 0, len(f))
 	for k := range f {
 		if k != "type" {

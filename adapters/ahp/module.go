@@ -9,12 +9,12 @@ import (
 	"github.com/shellgate/shellgate/ports"
 )
 
-// Module provides the protocol *Server over the terminal host, set with
+// Module provides the protocol *Server over the terminal use cases, set with
 // the graph's Options. Who feeds it connections (ServeListener) and when
 // it closes its clients is the composition root's to decide, since that
 // orders the daemon's stop.
 var Module = fx.Module("ahp",
-	fx.Provide(func(host *terminals.Host, clk ports.Clock, log *slog.Logger, opts Options) *Server {
-		return NewServer(host, clk, log, opts)
+	fx.Provide(func(app *terminals.App, clk ports.Clock, log *slog.Logger, opts Options) *Server {
+		return NewServer(app, clk, log, opts)
 	}),
 )

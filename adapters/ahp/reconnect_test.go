@@ -23,7 +23,7 @@ func TestADroppedClientIsRememberedForTheGracePeriodOnly(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1000, 0))
 	h := hub.New(hub.Options{})
 	host := terminals.New(terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}, Dir: t.TempDir()}, h, fake.New(), clk)
-	srv := ahp.NewServer(host, clk, slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{Gate: gate.AllowAll(), ReconnectGrace: time.Minute})
+	srv := ahp.NewServer(terminals.NewApp(host, gate.AllowAll()), clk, slog.New(slog.NewTextHandler(io.Discard, nil)), ahp.Options{ReconnectGrace: time.Minute})
 	r := &rig{t: t, host: host, srv: srv}
 	t.Cleanup(func() {
 		srv.Close("over")

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/app/gate"
-	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/domain/terminal"
 	"github.com/shellgate/shellgate/ports"
@@ -50,11 +49,6 @@ type Options struct {
 	ServerVersion string
 	// Metrics, if set, is told about connections and traffic.
 	Metrics Metrics
-	// Gate decides every command and dispatch. Nil lets nobody in (no one
-	// can sign in); an embedder that gates at its transport and wants
-	// every connection served as the daemon's own says so with
-	// gate.AllowAll().
-	Gate *gate.Gate
 	// Resource is the sign-in record's resource identifier (the host's URL).
 	Resource func() string
 	// MayClaimSession reports whether the caller may name the agent session
@@ -78,10 +72,12 @@ func (noMetrics) ConnectionClosed()  {}
 func (noMetrics) BytesSent(int)      {}
 func (noMetrics) SlowClientDropped() {}
 
-// Server serves AHP over connections.
+// Server serves AHP over connections. It reaches terminals only through
+// the use cases of terminals.App, which decide every request with the
+// app's gate: the server signs connections in with that gate, and lets
+// nobody in when the app was given none.
 type Server struct {
-	host  *terminals.Host
-	hub   *hub.Hub
+	app   *terminals.App
 	clock ports.Clock
 	log   *slog.Logger
 	opts  Options
@@ -108,10 +104,10 @@ type clientRecord struct {
 	expiry   ports.Timer
 }
 
-// NewServer returns a protocol server over the terminal host.
-func NewServer(host *terminals.Host, clock ports.Clock, log *slog.Logger, opts Options) *Server {
+// NewServer returns a protocol server over the terminal use cases.
+func NewServer(app *terminals.App, clock ports.Clock, log *slog.Logger, opts Options) *Server {
 	if opts.QueueBytes <= 0 {
-		opts.QueueBytes = hub.DefaultQueueBytes
+		opts.QueueBytes = terminals.DefaultQueueBytes
 	}
 	if opts.ReconnectGrace <= 0 {
 		opts.ReconnectGrace = 5 * time.Minute
@@ -138,15 +134,12 @@ func NewServer(host *terminals.Host, clock ports.Clock, log *slog.Logger, opts O
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
-	g := opts.Gate
-	if g == nil {
-		g = gate.Nobody()
-	}
+	g := app.Gate()
 	s := &Server{
-		host: host, hub: host.Hub(), clock: clock, log: log, opts: opts, gate: g,
+		app: app, clock: clock, log: log, opts: opts, gate: g,
 		clients: make(map[string]*clientRecord), conns: make(map[*conn]struct{}),
 	}
-	if opts.Gate != nil && !opts.Gate.AllowsAll() {
+	if !g.AllowsAll() {
 		s.mu.Lock() // the check may run, and reschedule, before this returns
 		s.sweep = clock.AfterFunc(opts.RevocationCheck, s.closeRevoked)
 		s.mu.Unlock()
@@ -275,7 +268,7 @@ func (s *Server) Close(reason string) {
 
 // Serve runs one connection until it ends.
 func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
-	c := &conn{srv: s, pc: pc, sub: s.hub.NewSubscriber("", s.opts.QueueBytes), channels: map[string]bool{}, shape: newestShape}
+	c := &conn{srv: s, pc: pc, sub: s.app.NewViewer(s.opts.QueueBytes), channels: map[string]bool{}, shape: newestShape}
 	if s.gate.AllowsAll() {
 		c.caller = gate.Caller{Root: true}
 	} else if tok := pc.Peer().Token; tok != "" {
@@ -318,7 +311,7 @@ func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
 		c.echoTimer.Stop()
 	}
 	c.setCaller(c.who(), 0) // stops a pending sign-in expiry
-	s.hub.Remove(c.sub)     // ends the subscriber: a running writer ends after its write
+	s.app.Leave(c.sub)      // ends the viewer: a running writer ends after its write
 	c.stopWriter()
 	c.closer.Wait()
 	_ = pc.Close(ports.CloseNormal, "")
@@ -352,7 +345,8 @@ func (s *Server) forget(c *conn) {
 type conn struct {
 	srv *Server
 	pc  ports.Conn
-	sub *hub.Subscriber
+	sub *terminals.Viewer
+	own ownQueue // the connection's own messages, in the order of their places in sub
 
 	opened       time.Time // when the connection arrived, for SignInGrace
 	initialized  bool
@@ -421,9 +415,53 @@ func (c *conn) close(code ports.CloseCode, reason string) {
 	c.closeOnce.Do(func() { _ = c.pc.Close(code, reason) })
 }
 
+// ownQueue is a connection's queue of its own messages (answers to its
+// requests, its notifications): the hub's queue holds each one's place
+// among the events (QueueOwn), and whoever writes takes the next of them
+// at each place, so an answer keeps its place (a subscribe's answer comes
+// before the events after its snapshot).
+type ownQueue struct {
+	mu sync.Mutex
+	q  []any
+}
+
+// queue queues a message of the connection's own behind everything
+// already queued for it; false when the connection's queue has ended.
+func (c *conn) queue(v any) bool { return c.queueSized(v, 0) }
+
+// queueSized is queue for a message of about size bytes beyond a small
+// envelope, which count against the connection's bound.
+func (c *conn) queueSized(v any, size int) bool {
+	c.own.mu.Lock()
+	defer c.own.mu.Unlock()
+	// The message is kept before its place is queued, so a writer that
+	// takes the place finds it; and both under the lock, so places and
+	// messages are in the same order whoever queues them.
+	c.own.q = append(c.own.q, v)
+	if !c.sub.QueueOwn(size) {
+		c.own.q[len(c.own.q)-1] = nil
+		c.own.q = c.own.q[:len(c.own.q)-1]
+		return false
+	}
+	return true
+}
+
+// nextOwn takes the message of the place the writer reached.
+func (c *conn) nextOwn() any {
+	c.own.mu.Lock()
+	defer c.own.mu.Unlock()
+	if len(c.own.q) == 0 {
+		return nil
+	}
+	v := c.own.q[0]
+	c.own.q[0] = nil
+	c.own.q = c.own.q[1:]
+	return v
+}
+
 // reply queues an answer behind everything already queued.
 func (c *conn) reply(id []byte, result any, err *Error) {
-	c.sub.Reply(response{ID: id, Result: result, Err: err})
+	c.queue(response{ID: id, Result: result, Err: err})
 }
 
 func (c *conn) readLoop(ctx context.Context) {
@@ -602,7 +640,7 @@ func (c *conn) stopWriter() {
 // assembled from the encoding every viewer shares; a lone event goes out as
 // that shared encoding itself. The connection keeps no buffer between
 // batches: an idle one holds none.
-func (c *conn) send(ctx context.Context, batch []hub.Event) (rerr error) {
+func (c *conn) send(ctx context.Context, batch []terminals.Event) (rerr error) {
 	defer c.sub.Settle()
 	batch = c.stillReadable(batch)
 	var buf *[]byte // from bufPool, for merged runs and unshared events
@@ -639,8 +677,8 @@ func (c *conn) send(ctx context.Context, batch []hub.Event) (rerr error) {
 		var err error
 		j := i + 1
 		switch {
-		case ev.Reply != nil:
-			switch r := ev.Reply.(type) {
+		case ev.Own:
+			switch r := c.nextOwn().(type) {
 			case response:
 				closeAfter = r.closeAfter
 				msg, err = r.encode()
@@ -676,7 +714,7 @@ func (c *conn) send(ctx context.Context, batch []hub.Event) (rerr error) {
 		// A client dropped for its pace gets none of what was taken before
 		// the drop: its close goes out next, and reconnecting replays the
 		// rest; writing on would only delay the close it must see.
-		if slow := (*hub.SlowError)(nil); errors.As(c.sub.Err(), &slow) {
+		if slow := (*terminals.SlowError)(nil); errors.As(c.sub.Err(), &slow) {
 			return slow
 		}
 		if err := c.pc.Write(ctx, msg); err != nil {
@@ -696,7 +734,7 @@ func (c *conn) send(ctx context.Context, batch []hub.Event) (rerr error) {
 // gatherable is a batch of a few small messages, such as a keystroke's echo
 // and its output: they leave in one socket write. A larger batch is
 // written message by message, so nothing big is copied once more.
-func gatherable(batch []hub.Event) bool {
+func gatherable(batch []terminals.Event) bool {
 	if len(batch) < 2 || len(batch) > 8 {
 		return false
 	}
@@ -713,14 +751,14 @@ const maxMerged = 256 << 10
 
 // plainData is terminal output meant for every viewer: what is merged and
 // shared.
-func plainData(ev hub.Event) bool {
+func plainData(ev terminals.Event) bool {
 	_, ok := ev.Action.(terminal.Data)
 	return ok && ev.Origin == nil && ev.Rejection == "" && ev.Audience == ""
 }
 
 // encoded is a lone data event's message: the encoding its viewers share,
 // made by the first of them; or, with no one to share with, made in scratch.
-func (c *conn) encoded(ev hub.Event, scratch func() []byte) ([]byte, error) {
+func (c *conn) encoded(ev terminals.Event, scratch func() []byte) ([]byte, error) {
 	if ev.Encoded == nil {
 		return dataEnvelope(scratch(), ev), nil
 	}
@@ -734,7 +772,7 @@ func (c *conn) encoded(ev hub.Event, scratch func() []byte) ([]byte, error) {
 // merged appends to buf one envelope carrying a run's output and the last
 // sequence number (the reduced state is the same as the run's). Each
 // event's escaped text is copied from its shared encoding when it has one.
-func (c *conn) merged(buf []byte, run []hub.Event) ([]byte, error) {
+func (c *conn) merged(buf []byte, run []terminals.Event) ([]byte, error) {
 	last := run[len(run)-1]
 	buf = appendDataPrefix(buf, last.Channel)
 	for _, ev := range run {
@@ -780,7 +818,7 @@ var errClosedAfter = errors.New("closed after an answer")
 // stays so until the users store's generation moves (an edit of the file,
 // an expired link) or the caller changes (a sign-in or out): only then is
 // it asked again, so a batch costs the store one non-blocking check.
-func (c *conn) stillReadable(batch []hub.Event) []hub.Event {
+func (c *conn) stillReadable(batch []terminals.Event) []terminals.Event {
 	current := false // the cache was checked against the store for this batch
 	mayRead := func(channel string) bool {
 		if !current {
@@ -796,7 +834,7 @@ func (c *conn) stillReadable(batch []hub.Event) []hub.Event {
 			return true
 		}
 		if c.srv.gate.Read(c.readWho, channel) != nil {
-			c.srv.hub.Unsubscribe(c.sub, channel)
+			_ = c.srv.app.Unsubscribe.Handle(context.Background(), c.readWho, terminals.UnsubscribeRequest{Viewer: c.sub, Channel: channel})
 			c.setSubscribed(channel, false)
 			return false
 		}
@@ -805,7 +843,7 @@ func (c *conn) stillReadable(batch []hub.Event) []hub.Event {
 	}
 	out := batch[:0]
 	for _, ev := range batch {
-		mine := ev.Reply != nil || ev.Rejection != "" || ev.Audience != ""
+		mine := ev.Own || ev.Rejection != "" || ev.Audience != ""
 		if !mine && ev.Channel != terminals.RootChannel && !mayRead(ev.Channel) {
 			continue
 		}
@@ -820,7 +858,7 @@ func (c *conn) stillReadable(batch []hub.Event) []hub.Event {
 // when it ends. It runs where the hub drops the subscriber, so the close
 // (which waits for the peer) gets a goroutine of its own, only then.
 func (c *conn) closeWhenSlow(cause error) {
-	var slow *hub.SlowError
+	var slow *terminals.SlowError
 	if !errors.As(cause, &slow) {
 		return
 	}

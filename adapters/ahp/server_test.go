@@ -40,13 +40,13 @@ type rig struct {
 	srv  *ahp.Server
 }
 
-func newRig(t *testing.T) *rig { return newRigWith(t, ahp.Options{Gate: gate.AllowAll()}) }
+func newRig(t *testing.T) *rig { return newRigWith(t, gate.AllowAll(), ahp.Options{}) }
 
-func newRigWith(t *testing.T, opts ahp.Options) *rig {
+func newRigWith(t *testing.T, g *gate.Gate, opts ahp.Options) *rig {
 	t.Helper()
 	h := hub.New(hub.Options{})
 	host := terminals.New(terminals.Config{Shell: "/bin/sh", Env: []string{"PATH=" + os.Getenv("PATH")}, Dir: t.TempDir()}, h, local.New(), clock.System())
-	srv := ahp.NewServer(host, clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), opts)
+	srv := ahp.NewServer(terminals.NewApp(host, g), clock.System(), slog.New(slog.NewTextHandler(io.Discard, nil)), opts)
 	t.Cleanup(func() {
 		srv.Close("test over")
 		ctx, cancel := context.WithTimeout(context.Background(), deadline)
@@ -363,7 +363,7 @@ func TestASecondConnectionUnderOneClientIDTakesItOver(t *testing.T) {
 // be asked again and again: its size counts against the connection's bound,
 // so a client cannot pile up snapshots it does not read.
 func TestSubscribeAnswersCountAgainstTheConnectionsBound(t *testing.T) {
-	r := newRigWith(t, ahp.Options{Gate: gate.AllowAll(), QueueBytes: 64 << 10})
+	r := newRigWith(t, gate.AllowAll(), ahp.Options{QueueBytes: 64 << 10})
 	for uri, command := range map[string]string{
 		"ahp-terminal:/small": "echo small",
 		"ahp-terminal:/big":   "head -c 200000 /dev/zero | tr '\\0' x",
@@ -429,7 +429,7 @@ func TestAConnectionWritesOnAGoroutineOnlyWhileItHasSomethingToWrite(t *testing.
 // nobody: it cannot open a terminal, and no token signs it in. Serving
 // every connection as the daemon's own takes gate.AllowAll().
 func TestAServerGivenNoGateLetsNobodyIn(t *testing.T) {
-	r := newRigWith(t, ahp.Options{})
+	r := newRigWith(t, nil, ahp.Options{})
 	c := r.dial()
 	c.initialize("c1")
 	created := c.call("createTerminal", map[string]any{"channel": "ahp-terminal:/t"})
@@ -437,9 +437,22 @@ func TestAServerGivenNoGateLetsNobodyIn(t *testing.T) {
 	_, err := r.host.Get("ahp-terminal:/t")
 	require.ErrorIs(t, err, terminals.ErrNotFound, "and none was opened")
 
-	open := newRigWith(t, ahp.Options{Gate: gate.AllowAll()})
+	open := newRigWith(t, gate.AllowAll(), ahp.Options{})
 	c2 := open.dial()
 	c2.initialize("c2")
 	created = c2.call("createTerminal", map[string]any{"channel": "ahp-terminal:/t"})
 	require.Nil(t, created["error"], "AllowAll serves every connection as the daemon's own")
+}
+
+// TestACommandSentAsANotificationIsDecidedToo: createTerminal without an
+// id gets no answer, and is still decided by its use case: nobody's opens
+// nothing.
+func TestACommandSentAsANotificationIsDecidedToo(t *testing.T) {
+	r := newRigWith(t, nil, ahp.Options{})
+	c := r.dial()
+	c.initialize("c1")
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "createTerminal", "params": map[string]any{"channel": "ahp-terminal:/n"}})
+	c.call("ping", map[string]any{}) // answered after the notification was handled
+	_, err := r.host.Get("ahp-terminal:/n")
+	require.ErrorIs(t, err, terminals.ErrNotFound)
 }

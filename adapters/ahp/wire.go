@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/domain/terminal"
 )
@@ -370,7 +369,7 @@ type wireOrigin struct {
 // appendEnvelope encodes an action notification in this shape.
 // terminal/data, the hot path, is written by hand; everything else goes
 // through encoding/json.
-func (sh shape) appendEnvelope(buf []byte, ev hub.Event, action terminal.Action) ([]byte, error) {
+func (sh shape) appendEnvelope(buf []byte, ev terminals.Event, action terminal.Action) ([]byte, error) {
 	if d, ok := action.(terminal.Data); ok && ev.Origin == nil && ev.Rejection == "" {
 		return appendDataSuffix(appendEscaped(appendDataPrefix(buf, ev.Channel), d.Data), ev.Seq), nil
 	}
@@ -426,18 +425,18 @@ func appendDataSuffix(buf []byte, seq uint64) []byte {
 }
 
 // dataEnvelope appends a plain terminal/data event's whole envelope.
-func dataEnvelope(buf []byte, ev hub.Event) []byte {
+func dataEnvelope(buf []byte, ev terminals.Event) []byte {
 	return appendDataSuffix(appendEscaped(appendDataPrefix(buf, ev.Channel), ev.Action.(terminal.Data).Data), ev.Seq)
 }
 
 // dataEnvelopeSize is dataEnvelope's exact length.
-func dataEnvelopeSize(ev hub.Event) int {
+func dataEnvelopeSize(ev terminals.Event) int {
 	return len(dataHead) + escapedLen(ev.Channel) + 2 + len(dataMid) +
 		escapedLen(ev.Action.(terminal.Data).Data) + len(dataTail) + uintLen(ev.Seq) + 2
 }
 
 // dataBody is the escaped text inside ev's envelope enc (dataEnvelope's).
-func dataBody(enc []byte, ev hub.Event) []byte {
+func dataBody(enc []byte, ev terminals.Event) []byte {
 	from := len(dataHead) + escapedLen(ev.Channel) + 2 + len(dataMid)
 	to := len(enc) - len(dataTail) - uintLen(ev.Seq) - 2
 	return enc[from:to]

@@ -23,6 +23,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate/app/agents"
+	"github.com/shellgate/shellgate/app/gate"
 	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/domain/access"
 	"github.com/shellgate/shellgate/domain/agentsession"
@@ -54,15 +55,16 @@ type Handler struct {
 	stop    context.CancelFunc
 }
 
-// New returns the MCP handler over the gate and the terminal host.
-func New(app *agents.App, host *terminals.Host, users ports.UserStore, opts Options) *Handler {
+// New returns the MCP handler over the agent gate and the terminal use
+// cases.
+func New(app *agents.App, terms *terminals.App, users ports.UserStore, opts Options) *Handler {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &server{app: app, host: host, users: users, opts: opts}
+	s := &server{app: app, terms: terms, users: users, opts: opts}
 	handler := sdk.NewStreamableHTTPHandler(s.newSession, &sdk.StreamableHTTPOptions{Logger: opts.Log})
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Handler{s: s, next: auth.RequireBearerToken(s.verify, nil)(handler), stopped: ctx, stop: cancel}
@@ -93,7 +95,7 @@ func (h *Handler) Close() {
 
 type server struct {
 	app   *agents.App
-	host  *terminals.Host
+	terms *terminals.App
 	users ports.UserStore
 	opts  Options
 
@@ -206,6 +208,12 @@ func (sess *session) caller(req *sdk.CallToolRequest) (agents.Caller, error) {
 		return agents.Caller{}, fmt.Errorf("%s is no longer in the users file", req.Extra.TokenInfo.UserID)
 	}
 	return agents.Caller{Principal: p, Roles: sess.s.users.Roles()}, nil
+}
+
+// terminalCaller is the agent as the terminal use cases ask their gate
+// about it: the principal by id and the credential it signed in with.
+func terminalCaller(who agents.Caller) terminals.Caller {
+	return terminals.Caller{ID: who.Principal.ID, Root: who.Principal.Root, Credential: who.Principal.Credential}
 }
 
 // open returns the agent session, opening it on first use.
@@ -453,13 +461,18 @@ type listOut struct {
 	Terminals []terminalInfo `json:"terminals"`
 }
 
-func (sess *session) listTerminals(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, listOut, error) {
-	if _, err := sess.caller(req); err != nil {
+func (sess *session) listTerminals(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, listOut, error) {
+	who, err := sess.caller(req)
+	if err != nil {
 		return nil, listOut{}, err
+	}
+	list, err := sess.s.terms.ListTerminals.Handle(ctx, terminalCaller(who))
+	if err != nil {
+		return failed(err), listOut{Terminals: []terminalInfo{}}, nil
 	}
 	out := listOut{Terminals: []terminalInfo{}}
 	var b strings.Builder
-	for _, t := range sess.s.host.List() {
+	for _, t := range list {
 		claim := string(t.Claim.Kind)
 		if t.Claim.Session != "" {
 			claim += " " + t.Claim.Session
@@ -491,16 +504,17 @@ type readOut struct {
 	Cut  bool   `json:"cut" jsonschema:"true when older output was left out"`
 }
 
-func (sess *session) readTerminal(_ context.Context, req *sdk.CallToolRequest, in readIn) (*sdk.CallToolResult, readOut, error) {
+func (sess *session) readTerminal(ctx context.Context, req *sdk.CallToolRequest, in readIn) (*sdk.CallToolResult, readOut, error) {
 	who, err := sess.caller(req)
 	if err != nil {
 		return nil, readOut{}, err
 	}
-	if err := who.Roles.Check(who.Principal, access.TerminalOutput); err != nil {
+	snap, err := sess.s.terms.ReadTerminal.Handle(ctx, terminalCaller(who), in.URI)
+	var denied *access.DeniedError
+	switch {
+	case errors.As(err, &denied), errors.Is(err, gate.ErrSignIn):
 		return failed(err), readOut{URI: in.URI}, nil
-	}
-	snap, err := sess.s.host.Snapshot(in.URI)
-	if err != nil {
+	case err != nil:
 		return failed(fmt.Errorf("%v; list them with list_terminals", err)), readOut{URI: in.URI}, nil
 	}
 	max := in.MaxChars

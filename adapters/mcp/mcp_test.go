@@ -19,6 +19,7 @@ import (
 	"github.com/shellgate/shellgate/adapters/spawner/fake"
 	"github.com/shellgate/shellgate/adapters/userstore"
 	"github.com/shellgate/shellgate/app/agents"
+	"github.com/shellgate/shellgate/app/gate"
 	"github.com/shellgate/shellgate/app/hub"
 	"github.com/shellgate/shellgate/app/terminals"
 	"github.com/shellgate/shellgate/domain/risk"
@@ -58,7 +59,7 @@ func newFixture(t *testing.T) *fixture {
 	clk := clock.NewFake(time.Date(2025, 10, 4, 12, 0, 0, 0, time.UTC))
 	host := terminals.New(terminals.Config{Shell: "/bin/sh", Dir: t.TempDir()}, hub.New(hub.Options{}), sp, clk)
 	f.app = agents.New(agents.Config{}, agents.Deps{Classifier: risk.New(shellexpand.New()), Clock: clk, Audit: nopAudit{}, Terminals: host})
-	f.h = mcp.New(f.app, host, store, mcp.Options{BaseURL: func() string { return "http://shellgate.test/" }})
+	f.h = mcp.New(f.app, terminals.NewApp(host, gate.New(store)), store, mcp.Options{BaseURL: func() string { return "http://shellgate.test/" }})
 	f.srv = httptest.NewServer(f.h)
 	t.Cleanup(func() {
 		// As the daemon stops: MCP first, then the gate, then the host.

@@ -13,7 +13,7 @@ import (
 )
 
 // Metrics counts connections, traffic and dropped clients, and reads the
-// number of terminals from the host when scraped.
+// terminal host's counts (terminals.App.Stats) when scraped.
 type Metrics struct {
 	registry    *prometheus.Registry
 	connections prometheus.Gauge
@@ -23,7 +23,7 @@ type Metrics struct {
 
 // New registers shellgate's metrics (and the Go runtime's) in a registry of
 // their own.
-func New(host *terminals.Host) *Metrics {
+func New(app *terminals.App) *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
 		connections: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -38,13 +38,13 @@ func New(host *terminals.Host) *Metrics {
 	}
 	terms := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "shellgate_terminals", Help: "Terminals open now (running or exited, until disposed).",
-	}, func() float64 { return float64(len(host.List())) })
+	}, func() float64 { return float64(app.Stats().Terminals) })
 	pauses := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "shellgate_output_pauses_total", Help: "Times a terminal stopped reading its process because every viewer was behind.",
-	}, func() float64 { return float64(host.Hub().Pauses()) })
+	}, func() float64 { return float64(app.Stats().Pauses) })
 	held := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "shellgate_client_bytes_held", Help: "Bytes queued or being written for every client together (max_client_memory caps it).",
-	}, func() float64 { return float64(host.Hub().Held()) })
+	}, func() float64 { return float64(app.Stats().Held) })
 	m.registry.MustRegister(m.connections, m.bytesOut, m.slowDropped, terms, pauses, held,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -1,8 +1,8 @@
-// Package gate decides, in one place and before anything happens, whether a
-// caller may run a protocol command or dispatch an action: every command and
-// every client-dispatchable action is classified to the operation it needs,
-// and the answer comes from the caller's grants (domain/access) as the users
-// file says now.
+// Package gate decides whether a caller may do an operation
+// (domain/access), from the caller's grants as the users file says now.
+// It knows no protocol: each terminal use case (app/terminals) asks it by
+// operation, inside, before it does anything, and says beside itself which
+// operation it needs.
 package gate
 
 import (
@@ -10,7 +10,6 @@ import (
 	"fmt"
 
 	"github.com/shellgate/shellgate/domain/access"
-	"github.com/shellgate/shellgate/domain/terminal"
 	"github.com/shellgate/shellgate/ports"
 )
 
@@ -21,51 +20,13 @@ const RootChannel = "ahp-root://"
 // removed since).
 var ErrSignIn = errors.New("Sign in to use this host")
 
-// ErrUnclassified refuses a method nothing classified: served to nobody.
-var ErrUnclassified = errors.New("classified nowhere")
-
-// Need is what a command or action requires.
-type Need struct {
-	// Ungated needs nothing at all (not even a sign-in).
-	Ungated bool
-	// SignIn needs a signed-in caller and no grant.
-	SignIn bool
-	// Op is the operation needed when neither of the above.
-	Op access.Operation
+// need is what a use case requires.
+type need struct {
+	// signIn needs a signed-in caller and no grant.
+	signIn bool
+	// op is the operation needed unless signIn.
+	op access.Operation
 }
-
-// commands classifies every protocol method (reference b.4). subscribe is
-// classified by its channel; dispatchAction per action.
-var commands = map[string]Need{
-	"initialize":      {Ungated: true},
-	"reconnect":       {Ungated: true},
-	"ping":            {Ungated: true},
-	"authenticate":    {Ungated: true},
-	"unsubscribe":     {Ungated: true},
-	"dispatchAction":  {Ungated: true}, // judged per action
-	"subscribe":       {Ungated: true}, // judged per channel
-	"createTerminal":  {Op: access.TerminalCreate},
-	"disposeTerminal": {Op: access.TerminalDispose},
-	// shellgate's own: bytes fed to a terminal's input, and its end.
-	"x-shellgate/input": {Op: access.TerminalInput},
-}
-
-// actions classifies every client-dispatchable action (reference b.5).
-var actions = map[string]Need{
-	terminal.TypeInput:        {Op: access.TerminalInput},
-	terminal.TypeResized:      {Op: access.TerminalResize},
-	terminal.TypeClaimed:      {Op: access.TerminalClaim},
-	terminal.TypeTitleChanged: {Op: access.TerminalRename},
-	terminal.TypeCleared:      {Op: access.TerminalClear},
-	// Only the per-connection defaultShell is served: a sign-in, no grant.
-	"root/configChanged": {SignIn: true},
-}
-
-// Classified reports whether method has a classification.
-func Classified(method string) bool { _, ok := commands[method]; return ok }
-
-// ClassifiedAction reports whether an action type has a classification.
-func ClassifiedAction(typ string) bool { _, ok := actions[typ]; return ok }
 
 // Caller is who is asking: a principal id, or nobody.
 type Caller struct {
@@ -129,22 +90,28 @@ func (g *Gate) principal(c Caller) (access.Principal, bool) {
 }
 
 // check decides one need.
-func (g *Gate) check(c Caller, need Need) error {
-	if need.Ungated {
-		return nil
-	}
+func (g *Gate) check(c Caller, n need) error {
 	p, ok := g.principal(c)
 	if !ok {
-		if need.SignIn {
+		if n.signIn {
 			return ErrSignIn
 		}
-		return &SignInError{Op: need.Op}
+		return &SignInError{Op: n.op}
 	}
-	if need.SignIn {
+	if n.signIn {
 		return nil
 	}
-	return g.users.Roles().Check(p, need.Op)
+	return g.users.Roles().Check(p, n.op)
 }
+
+// Allow decides whether the caller may do op now. It returns nil, a
+// *SignInError (wrapping ErrSignIn) naming op for nobody, or an
+// *access.DeniedError naming the missing grant.
+func (g *Gate) Allow(c Caller, op access.Operation) error { return g.check(c, need{op: op}) }
+
+// Present decides what needs a sign-in and no grant: nil for a caller
+// signed in now, ErrSignIn otherwise.
+func (g *Gate) Present(c Caller) error { return g.check(c, need{signIn: true}) }
 
 // SignInError refuses nobody an operation; it names what was needed.
 type SignInError struct{ Op access.Operation }
@@ -154,54 +121,20 @@ func (e *SignInError) Error() string { return fmt.Sprintf("Sign in to use this h
 // Unwrap makes every SignInError an ErrSignIn.
 func (e *SignInError) Unwrap() error { return ErrSignIn }
 
-// Command decides a protocol command. It returns nil, an error wrapping
-// ErrSignIn, an *access.DeniedError, or ErrUnclassified.
-func (g *Gate) Command(c Caller, method string) error {
-	need, ok := commands[method]
-	if !ok {
-		return fmt.Errorf("This host has classified %s nowhere, so it serves it to nobody: %w", method, ErrUnclassified)
-	}
-	return g.check(c, need)
-}
-
 // Read decides whether the caller may read a channel: the root needs
 // nothing; a terminal needs terminal:output.
 func (g *Gate) Read(c Caller, channel string) error {
 	if channel == RootChannel {
 		return nil
 	}
-	return g.check(c, Need{Op: access.TerminalOutput})
+	return g.Allow(c, access.TerminalOutput)
 }
 
 // SeesNames reports whether the caller may see who holds terminals by
 // their principal's name: those who may read terminals' output. A guest,
 // who sees the root list only, sees client ids.
 func (g *Gate) SeesNames(c Caller) bool {
-	return g.check(c, Need{Op: access.TerminalOutput}) == nil
-}
-
-// Dispatch decides a dispatched action and words a refusal as the
-// rejectionReason the dispatcher is sent (D7, D17 in docs/protocol.md): "" means allowed. An action
-// type without a classification needs the channel's read grant here; the
-// router refuses it afterwards for what it is.
-func (g *Gate) Dispatch(c Caller, channel, typ string) string {
-	need, ok := actions[typ]
-	if !ok {
-		need = Need{Op: access.TerminalOutput}
-	}
-	err := g.check(c, need)
-	var denied *access.DeniedError
-	switch {
-	case err == nil:
-		return ""
-	case errors.Is(err, ErrSignIn) && need.SignIn:
-		return fmt.Sprintf("Sign in to use this host: %s", channel)
-	case errors.Is(err, ErrSignIn):
-		return fmt.Sprintf("Sign in to use this host: %s needs %s", channel, need.Op)
-	case errors.As(err, &denied):
-		return denied.Error()
-	}
-	return err.Error()
+	return g.Allow(c, access.TerminalOutput) == nil
 }
 
 // SignIn returns the caller a token signs in, or false for an unknown one.

@@ -52,38 +52,42 @@ func caller(t *testing.T, g *gate.Gate, token string) gate.Caller {
 	return c
 }
 
-func TestCommandsByRole(t *testing.T) {
+// TestAllowByRole: the gate answers by operation; which use case needs
+// which is app/terminals' (its access table test runs every role against
+// every use case).
+func TestAllowByRole(t *testing.T) {
 	g, _ := newGate()
 	tests := []struct {
-		token, method string
-		want          string // "", "signin", "denied"
+		token string
+		op    access.Operation
+		want  string // "", "signin", "denied"
 	}{
-		{"", "ping", ""},
-		{"", "authenticate", ""},
-		{"", "createTerminal", "signin"},
-		{"t-guest", "createTerminal", "denied"},
-		{"t-guest", "disposeTerminal", "denied"},
-		{"t-viewer", "createTerminal", "denied"},
-		{"t-member", "createTerminal", ""},
-		{"t-member", "disposeTerminal", ""},
-		{"t-admin", "disposeTerminal", ""},
-		{"", "x-shellgate/input", "signin"},
-		{"t-viewer", "x-shellgate/input", "denied"},
-		{"t-member", "x-shellgate/input", ""},
+		{"", access.TerminalCreate, "signin"},
+		{"t-guest", access.TerminalCreate, "denied"},
+		{"t-guest", access.TerminalDispose, "denied"},
+		{"t-viewer", access.TerminalCreate, "denied"},
+		{"t-member", access.TerminalCreate, ""},
+		{"t-member", access.TerminalDispose, ""},
+		{"t-admin", access.TerminalDispose, ""},
+		{"", access.TerminalInput, "signin"},
+		{"t-viewer", access.TerminalInput, "denied"},
+		{"t-member", access.TerminalInput, ""},
 	}
 	for _, tt := range tests {
-		err := g.Command(caller(t, g, tt.token), tt.method)
+		err := g.Allow(caller(t, g, tt.token), tt.op)
 		switch tt.want {
 		case "":
-			require.NoError(t, err, "%s %s", tt.token, tt.method)
+			require.NoError(t, err, "%s %s", tt.token, tt.op)
 		case "signin":
 			require.ErrorIs(t, err, gate.ErrSignIn)
+			require.EqualError(t, err, "Sign in to use this host: needs "+string(tt.op))
 		case "denied":
 			var d *access.DeniedError
 			require.ErrorAs(t, err, &d)
 		}
 	}
-	require.ErrorIs(t, g.Command(gate.Caller{ID: "ana"}, "resourceRead"), gate.ErrUnclassified)
+	require.ErrorIs(t, g.Present(gate.Caller{}), gate.ErrSignIn)
+	require.NoError(t, g.Present(caller(t, g, "t-guest")), "a sign-in needs no grant")
 }
 
 func TestReadingChannels(t *testing.T) {
@@ -105,21 +109,12 @@ func TestOnlyThoseWhoReadTerminalsSeeWhoHoldsThemByName(t *testing.T) {
 	require.True(t, g.SeesNames(caller(t, g, "t-member")))
 }
 
-func TestDispatchReasons(t *testing.T) {
-	g, _ := newGate()
-	require.Equal(t, "Sign in to use this host: ahp-terminal:/T1 needs terminal:input", g.Dispatch(gate.Caller{}, "ahp-terminal:/T1", "terminal/input"))
-	require.Equal(t, "vi may not terminal:input here", g.Dispatch(caller(t, g, "t-viewer"), "ahp-terminal:/T1", "terminal/input"))
-	require.Equal(t, "", g.Dispatch(caller(t, g, "t-member"), "ahp-terminal:/T1", "terminal/resized"))
-	require.Equal(t, "Sign in to use this host: ahp-root://", g.Dispatch(gate.Caller{}, "ahp-root://", "root/configChanged"))
-	require.Equal(t, "", g.Dispatch(caller(t, g, "t-guest"), "ahp-root://", "root/configChanged"), "defaultShell needs a sign-in only")
-}
-
 func TestRemovedPersonIsNobodyOnTheNextCheck(t *testing.T) {
 	g, d := newGate()
 	c := caller(t, g, "t-member")
-	require.NoError(t, g.Command(c, "createTerminal"))
+	require.NoError(t, g.Allow(c, access.TerminalCreate))
 	delete(d.byToken, "t-member")
-	require.ErrorIs(t, g.Command(c, "createTerminal"), gate.ErrSignIn)
+	require.ErrorIs(t, g.Allow(c, access.TerminalCreate), gate.ErrSignIn)
 	require.False(t, g.Known(c))
 }
 
@@ -135,16 +130,16 @@ func TestSignInWithARetiredTokenIsNobody(t *testing.T) {
 	g, d := newGate()
 	d.byToken["t-bot"] = access.Principal{ID: "bot", Roles: []string{"member"}, Credential: "old"}
 	bot := caller(t, g, "t-bot")
-	require.NoError(t, g.Command(bot, "createTerminal"))
+	require.NoError(t, g.Allow(bot, access.TerminalCreate))
 	require.False(t, g.Revoked(bot))
 
 	// Rotated: the id is still listed, with another token.
 	delete(d.byToken, "t-bot")
 	d.byToken["t-bot2"] = access.Principal{ID: "bot", Roles: []string{"member"}, Credential: "new"}
-	require.ErrorIs(t, g.Command(bot, "createTerminal"), gate.ErrSignIn)
+	require.ErrorIs(t, g.Allow(bot, access.TerminalCreate), gate.ErrSignIn)
 	require.True(t, g.Revoked(bot))
 	require.False(t, g.Known(bot))
-	require.NoError(t, g.Command(caller(t, g, "t-bot2"), "createTerminal"))
+	require.NoError(t, g.Allow(caller(t, g, "t-bot2"), access.TerminalCreate))
 
 	// Nobody and the host itself are never revoked.
 	require.False(t, g.Revoked(gate.Caller{}))

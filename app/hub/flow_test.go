@@ -67,11 +67,11 @@ func TestPausedChannelResumesOnlyUnderTheLowWaterMark(t *testing.T) {
 	_ = s.Take()
 	publish(h, "T", 200) // taken or not, 360 bytes are still held
 	s.Settle()
-	require.Equal(t, 360, s.Pending())
+	require.EqualValues(t, 360, h.Held(), "s is the hub's only subscriber")
 	require.True(t, h.Paused("T"), "above the low-water mark: still paused")
 	_ = s.Take()
 	s.Settle()
-	require.Zero(t, s.Pending())
+	require.Zero(t, h.Held())
 	require.False(t, h.Paused("T"))
 }
 
@@ -118,7 +118,7 @@ func TestSubscriberAWholeBoundBehindTheOthersIsTheOnlyOneDropped(t *testing.T) {
 	for range 10 {
 		require.True(t, awaited(h, "T"), "the reading subscriber keeps the channel going")
 		publish(h, "T", 600)
-		_, err := reading.Next(ctx(t))
+		_, err := next(ctx(t), reading)
 		require.NoError(t, err)
 		reading.Settle() // written
 	}
@@ -223,7 +223,7 @@ func TestDirectSenderThatFindsTheConsumerBusyLeavesTheEventToIt(t *testing.T) {
 	s.SetDirect(func() { s.ReleaseDirect() })
 	subscribe(t, h, s, "T")
 	publish(h, "T", 10)
-	batch, err := s.Next(ctx(t))
+	batch, err := next(ctx(t), s)
 	require.NoError(t, err, "the consumer was woken for it")
 	require.Len(t, batch, 1)
 	h.Remove(s)
@@ -239,7 +239,7 @@ func TestSubscriberThatReadsOnIsGivenSlackAndOneThatStoppedIsNot(t *testing.T) {
 	}
 	for range 12 { // 12 × 760 bytes: over two bounds
 		publish(h, "T", 600)
-		_, err := fastest.Next(ctx(t))
+		_, err := next(ctx(t), fastest)
 		require.NoError(t, err)
 		fastest.Settle()
 		reading.Progress() // one more message of what it holds went out
@@ -247,7 +247,7 @@ func TestSubscriberThatReadsOnIsGivenSlackAndOneThatStoppedIsNot(t *testing.T) {
 	var slow *hub.SlowError
 	require.ErrorAs(t, stalled.Err(), &slow, "wrote nothing while a whole bound arrived")
 	require.NoError(t, reading.Err(), "more than a bound behind, but reading")
-	require.Greater(t, reading.Pending(), 4000)
+	require.Greater(t, h.Held(), int64(4000), "all of it reading's: fastest settled, stalled was dropped")
 	for range 20 {
 		publish(h, "T", 600)
 		reading.Progress()
@@ -288,12 +288,12 @@ func TestADeferredEchoLeavesWithTheNextEventOrAtFlush(t *testing.T) {
 		s.SetDirect(func() { handed = append(handed, s.TakeDirect()...) })
 		subscribe(t, h, s, "T")
 		s.Hold()
-		require.True(t, s.Reply("echo"))
+		require.True(t, s.QueueOwn(0))
 		s.ReleaseDeferred()
 		require.Empty(t, handed)
 		publish(h, "T", 10)
 		require.Len(t, handed, 2, "the echo and the output, in one hand-over")
-		require.Equal(t, "echo", handed[0].Reply)
+		require.True(t, handed[0].Own, "the echo first")
 		require.Empty(t, s.Take())
 		h.Remove(s)
 	})
@@ -306,7 +306,7 @@ func TestADeferredEchoLeavesWithTheNextEventOrAtFlush(t *testing.T) {
 		other := hub.NewSubscriber("o", 0)
 		subscribe(t, h, other, "T") // two viewers: no direct hand-over
 		s.Hold()
-		require.True(t, s.Reply("echo"))
+		require.True(t, s.QueueOwn(0))
 		s.ReleaseDeferred()
 		require.Zero(t, woken, "a deferred echo wakes nobody")
 		publish(h, "T", 10)
@@ -320,7 +320,7 @@ func TestADeferredEchoLeavesWithTheNextEventOrAtFlush(t *testing.T) {
 		woken := 0
 		s.SetWake(func() { woken++ })
 		s.Hold()
-		require.True(t, s.Reply("echo"))
+		require.True(t, s.QueueOwn(0))
 		s.ReleaseDeferred()
 		require.Zero(t, woken)
 		s.Flush()

@@ -1,7 +1,10 @@
-// Package hub fans actions out to subscribers. Every action on every channel
-// gets the next number of one host-wide sequence; a subscriber's snapshot and
-// its live stream are joined under the hub's lock, so nothing is lost or
-// doubled between them; each subscriber has its own bounded queue.
+// Package hub fans actions out to subscribers, and owns nothing but that:
+// the channels, who is subscribed to each, one host-wide sequence that
+// numbers every action, the replay ring, and each subscriber's own bounded
+// queue. The state the actions change is its publisher's, under its
+// publisher's lock: the terminal host holds its own around Stage, so a
+// subscriber's snapshot (read under that lock) and its live stream are
+// joined with nothing lost or doubled between them.
 //
 // Flow control: a channel whose every subscriber holds more than the
 // high-water mark is paused (AwaitFlow blocks its producer) until one of
@@ -42,12 +45,14 @@ type Event struct {
 	// Audience, when set, is the only client id the event is for (the echo
 	// of typed input goes back to its sender alone).
 	Audience string
-	// Reply, when set instead of an Action, is a connection's own message
-	// (an answer to a request) queued in order with the events around it.
-	Reply any
-	// ReplySize is about how many bytes Reply will take on the wire (its
-	// snapshots' text, say), counted against the subscriber's bound.
-	ReplySize int
+	// Own, set instead of an Action, holds the place of a message of the
+	// consumer's own (a connection's answer to a request): the consumer
+	// keeps the message, in the order of its places (QueueOwn); the hub
+	// only keeps the place among the events around it.
+	Own bool
+	// OwnSize is about how many bytes that message will take on the wire
+	// (its snapshots' text, say), counted against the subscriber's bound.
+	OwnSize int
 	// Encoded is shared by every subscriber an event published to a whole
 	// channel reaches, so its encoding is made once (nil for events meant
 	// for one subscriber, and in the replay ring).
@@ -98,9 +103,11 @@ const (
 	DefaultMaxClientBytes = 256 << 20
 )
 
-// Hub owns the sequence, the channels and their subscribers. Its lock also
-// guards whatever state the callers change inside Update, so a state change
-// and the envelope announcing it are one atomic step.
+// Hub owns the sequence, the channels and their subscribers, and its lock
+// guards those alone. A caller whose state change and the envelope
+// announcing it must be one step (the terminal host) holds its own lock
+// around Stage, so that whoever reads that state under the same lock, to
+// subscribe, sees either both or neither.
 type Hub struct {
 	mu       sync.Mutex
 	seq      uint64
@@ -222,19 +229,35 @@ func (h *Hub) wakeFlow() {
 // Tx is the view of the hub inside Update; it is valid only during the call.
 type Tx struct{ h *Hub }
 
-// Update runs fn under the hub's lock. fn must not block or do I/O.
+// Update runs fn under the hub's lock, then delivers what it published
+// (see Stage). fn must not block or do I/O.
+func (h *Hub) Update(fn func(tx Tx)) { h.Stage(fn).Deliver() }
+
+// Stage runs fn under the hub's lock and returns what is still to be
+// delivered once the lock is released: a caller holding a lock of its own
+// around Stage calls Deliver after releasing that one too, so no lock is
+// held while a socket is written.
 //
 // A subscriber with a direct sender (SetDirect) that an event found idle,
-// the only one on its channel, is handed its events by calling that sender
-// here, once the lock is released: the goroutine that produced the event
-// writes it, with no wake-up of the consumer's own goroutine.
-func (h *Hub) Update(fn func(tx Tx)) {
+// the only one on its channel, is handed its events by Deliver calling
+// that sender: the goroutine that produced the event writes it, with no
+// wake-up of the consumer's own goroutine.
+func (h *Hub) Stage(fn func(tx Tx)) Delivery {
 	h.mu.Lock()
 	fn(Tx{h})
 	direct := h.direct
 	h.direct = nil
 	h.mu.Unlock()
-	for _, s := range direct {
+	return Delivery{direct: direct}
+}
+
+// Delivery is what a Stage left to deliver.
+type Delivery struct{ direct []*Subscriber }
+
+// Deliver hands the staged events to the direct senders they were for.
+// Call it once, holding no lock.
+func (d Delivery) Deliver() {
+	for _, s := range d.direct {
 		s.sendDirect()
 	}
 }

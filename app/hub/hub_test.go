@@ -26,7 +26,7 @@ func ctx(t *testing.T) context.Context {
 func drain(t *testing.T, s *hub.Subscriber, n int) []hub.Event {
 	var got []hub.Event
 	for len(got) < n {
-		batch, err := s.Next(ctx(t))
+		batch, err := next(ctx(t), s)
 		require.NoError(t, err)
 		got = append(got, batch...)
 	}
@@ -117,7 +117,7 @@ func TestSlowSubscriberIsDroppedAndOthersKeepReceiving(t *testing.T) {
 	var slowErr *hub.SlowError
 	require.ErrorAs(t, slow.Err(), &slowErr)
 	require.Contains(t, slow.Err().Error(), "reconnect")
-	_, err := slow.Next(ctx(t))
+	_, err := next(ctx(t), slow)
 	require.ErrorAs(t, err, &slowErr)
 	h.Remove(fast)
 }
@@ -233,7 +233,7 @@ func TestNextReturnsWhenContextEnds(t *testing.T) {
 	s := hub.NewSubscriber("c", 0)
 	c, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := s.Next(c)
+	_, err := next(c, s)
 	require.ErrorIs(t, err, context.Canceled)
 }
 

@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -27,7 +26,8 @@ func (e *SlowError) Error() string {
 }
 
 // Subscriber is one consumer's queue (one connection). The hub appends to it
-// without ever waiting; the consumer drains it with Next, or with Take and
+// without ever waiting and calls the consumer's wake function (SetWake)
+// when there is something to take; the consumer drains it with Take, and
 // then Settle once what it took has been written.
 //
 // What the subscriber holds is counted from the moment an event is queued
@@ -57,16 +57,15 @@ type Subscriber struct {
 	// stays over it while everything since piles up.
 	calmAt   int
 	cause    error
-	held     bool // the consumer will take the queue itself: pushes do not wake Next
+	held     bool // the consumer will take the queue itself: pushes do not wake it
 	onEnd    func(error)
 	direct   func() // SetDirect's sender
 	onWake   func() // SetWake's
-	directed bool   // an event waits for direct; pushes do not wake Next
+	directed bool   // an event waits for direct; pushes do not wake the consumer
 	// deferred: what is queued was left for the next push or Flush to
 	// carry (ReleaseDeferred), so that an echo and the output it causes
 	// leave together.
 	deferred bool
-	wake     chan struct{}
 	closed   chan struct{}
 }
 
@@ -92,17 +91,16 @@ func NewSubscriber(clientID string, limit int) *Subscriber {
 		clientID: clientID,
 		limit:    limit,
 		channels: make(map[string]struct{}),
-		wake:     make(chan struct{}, 1),
 		closed:   make(chan struct{}),
 	}
 }
 
-// SetWake has f called instead of waking Next whenever there is something
-// for the consumer to take: a consumer that starts its writer only when
-// there is something to write keeps no goroutine waiting while idle. f is
-// called under the subscriber's lock: it must not block or call the
-// subscriber. Set it before anything is queued, and then use Take, not
-// Next or Wait.
+// SetWake has f called whenever there is something for the consumer to
+// take: a consumer that starts its writer only when there is something to
+// write keeps no goroutine waiting while idle. f is called under the
+// subscriber's lock: it must not block or call the subscriber. Set it
+// before anything is queued (or Take once after setting it, for what came
+// before); without it the consumer is never woken.
 func (s *Subscriber) SetWake(f func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -114,14 +112,6 @@ func (s *Subscriber) ClientID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.clientID
-}
-
-// Pending is how many bytes the subscriber holds: queued, and taken but not
-// yet settled.
-func (s *Subscriber) Pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.bytes
 }
 
 // Queued reports whether anything waits to be taken.
@@ -144,7 +134,7 @@ func (s *Subscriber) SetDirect(send func()) {
 	s.direct = send
 }
 
-// pushDirect queues ev without waking Next when s is idle and has a direct
+// pushDirect queues ev without waking the consumer when s is idle and has a direct
 // sender, and reports whether it did; the caller then calls sendDirect.
 func (s *Subscriber) pushDirect(ev Event) bool {
 	s.mu.Lock()
@@ -238,25 +228,20 @@ func (s *Subscriber) push(ev Event) error {
 func (s *Subscriber) signalLocked() {
 	if s.onWake != nil {
 		s.onWake()
-		return
-	}
-	select {
-	case s.wake <- struct{}{}:
-	default:
 	}
 }
 
 // Hold tells the subscriber that its consumer is about to take the queue
-// itself (TakeHeld) soon: until then, pushes do not wake a goroutine
-// waiting in Next. It saves a thread hand-off when the consumer's own
-// goroutine queued the answer it is about to send.
+// itself (TakeHeld) soon: until then, pushes do not call its wake
+// function. It saves a thread hand-off when the consumer's own goroutine
+// queued the answer it is about to send.
 func (s *Subscriber) Hold() {
 	s.mu.Lock()
 	s.held = true
 	s.mu.Unlock()
 }
 
-// Release ends a Hold without taking the queue: a waiting Next is woken if
+// Release ends a Hold without taking the queue: the consumer is woken if
 // anything was queued meanwhile.
 func (s *Subscriber) Release() {
 	s.mu.Lock()
@@ -325,60 +310,19 @@ func (s *Subscriber) end(cause error) {
 	}
 }
 
-// Reply queues a connection's own message behind everything already queued.
-// It reports false when the subscriber has ended or its bound is exceeded
-// (it then ends with SlowError).
-func (s *Subscriber) Reply(v any) bool { return s.ReplySized(v, 0) }
-
-// ReplySized is Reply for a message of about size bytes (beyond a small
-// envelope), which count against the bound: a client that asks for large
-// answers (snapshots) and does not read them falls behind like one that
-// does not read output.
-func (s *Subscriber) ReplySized(v any, size int) bool {
-	if err := s.push(Event{Reply: v, ReplySize: size}); err != nil {
+// QueueOwn queues the place of a message of the consumer's own, of about
+// size bytes beyond a small envelope, behind everything already queued:
+// the consumer keeps its messages in a queue of its own, and writes the
+// next of them where it takes a place (Event.Own). It reports false when
+// the subscriber has ended or its bound is exceeded (it then ends with
+// SlowError): a client that asks for large answers (snapshots) and does
+// not read them falls behind like one that does not read output.
+func (s *Subscriber) QueueOwn(size int) bool {
+	if err := s.push(Event{Own: true, OwnSize: size}); err != nil {
 		s.end(err)
 		return false
 	}
 	return s.Err() == nil
-}
-
-// Next waits for pending events and returns them all, oldest first; the
-// batch it returned before is settled first. It returns the cause once the
-// subscriber has ended, and ctx's error when ctx ends first.
-func (s *Subscriber) Next(ctx context.Context) ([]Event, error) {
-	s.Settle()
-	for {
-		if err := s.Wait(ctx); err != nil {
-			return nil, err
-		}
-		if batch := s.Take(); len(batch) > 0 {
-			return batch, nil
-		}
-	}
-}
-
-// Wait returns once events are pending (without taking them), with the
-// cause once the subscriber has ended, or with ctx's error when ctx ends
-// first. A consumer with two goroutines taking turns uses Wait, then takes
-// its turn, then Take, so batches go out in the order they were taken.
-func (s *Subscriber) Wait(ctx context.Context) error {
-	for {
-		s.mu.Lock()
-		cause, pending := s.cause, len(s.queue) > 0
-		s.mu.Unlock()
-		switch {
-		case cause != nil:
-			return cause
-		case pending:
-			return nil
-		}
-		select {
-		case <-s.wake:
-		case <-s.closed:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
 }
 
 // Take returns the pending events, oldest first, without waiting: none
@@ -481,8 +425,8 @@ func (s *Subscriber) Err() error {
 // for the envelope: what it counts against a subscriber's bound.
 func (ev Event) Size() int {
 	const envelope = 160
-	if ev.Reply != nil {
-		return envelope + ev.ReplySize
+	if ev.Own {
+		return envelope + ev.OwnSize
 	}
 	switch a := ev.Action.(type) {
 	case terminal.Data:

@@ -1,63 +1,67 @@
 package hub
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// woken reports whether a goroutine waiting in Next would be woken now.
-func woken(s *Subscriber) bool { return len(s.wake) > 0 }
+// wakes counts the calls of a subscriber's wake function.
+func wakes(s *Subscriber) *int {
+	n := new(int)
+	s.SetWake(func() { *n++ })
+	return n
+}
 
 func TestHeldPushesWakeNobodyAndTakeHeldSendsThemInOrder(t *testing.T) {
 	s := NewSubscriber("c", 0)
+	woken := wakes(s)
 	s.Hold()
-	require.True(t, s.Reply("a"))
-	require.True(t, s.Reply("b"))
-	require.False(t, woken(s), "the consumer holding the queue sends it itself")
+	require.True(t, s.QueueOwn(0))
+	require.True(t, s.QueueOwn(0))
+	require.Zero(t, *woken, "the consumer holding the queue sends it itself")
 
 	batch := s.TakeHeld()
 	require.Len(t, batch, 2)
-	require.Equal(t, "a", batch[0].Reply)
-	require.Equal(t, "b", batch[1].Reply)
+	require.True(t, batch[0].Own)
+	require.True(t, batch[1].Own)
 
-	require.True(t, s.Reply("c"))
-	require.True(t, woken(s), "after TakeHeld, pushes wake Next again")
+	require.True(t, s.QueueOwn(0))
+	require.Equal(t, 1, *woken, "after TakeHeld, pushes wake the consumer again")
 }
 
-func TestReleaseWakesNextForWhatWasQueuedWhileHeld(t *testing.T) {
+func TestReleaseWakesTheConsumerForWhatWasQueuedWhileHeld(t *testing.T) {
 	s := NewSubscriber("c", 0)
+	woken := wakes(s)
 	s.Hold()
 	s.Release()
-	require.False(t, woken(s), "nothing queued, nobody to wake")
+	require.Zero(t, *woken, "nothing queued, nobody to wake")
 
 	s.Hold()
-	require.True(t, s.Reply("a"))
+	require.True(t, s.QueueOwn(0))
 	s.Release()
-	require.True(t, woken(s))
-	batch, err := s.Next(context.Background())
-	require.NoError(t, err)
-	require.Len(t, batch, 1)
+	require.Equal(t, 1, *woken)
+	require.Len(t, s.Take(), 1)
 }
 
-func TestWaitLeavesTheQueueAndTakeEmptiesIt(t *testing.T) {
+func TestTakeEmptiesTheQueueAndAnEndedSubscriberHasNothing(t *testing.T) {
 	s := NewSubscriber("c", 0)
-	require.True(t, s.Reply("a"))
-	require.NoError(t, s.Wait(context.Background()))
-	require.NoError(t, s.Wait(context.Background()), "Wait takes nothing")
+	wakes(s)
+	require.True(t, s.QueueOwn(0))
+	require.True(t, s.Queued())
+	require.True(t, s.Queued(), "asking takes nothing")
 	require.Len(t, s.Take(), 1)
 	require.Empty(t, s.Take())
 
 	s.end(ErrUnsubscribed)
-	require.ErrorIs(t, s.Wait(context.Background()), ErrUnsubscribed)
+	require.ErrorIs(t, s.Err(), ErrUnsubscribed)
 	require.Nil(t, s.TakeHeld(), "an ended subscriber has nothing to send")
 }
 
 func TestReplySizeCountsAgainstTheBound(t *testing.T) {
 	s := NewSubscriber("c", 1000)
-	require.True(t, s.ReplySized("small", 100))
-	require.False(t, s.ReplySized("big", 2000), "an answer larger than the bound ends the subscriber")
+	require.True(t, s.QueueOwn(100))
+	require.False(t, s.QueueOwn(2000), "an answer larger than the bound ends the subscriber")
 	var slow *SlowError
 	require.ErrorAs(t, s.Err(), &slow)
 }

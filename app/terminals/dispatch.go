@@ -59,7 +59,7 @@ func (h *Host) Apply(d Dispatch) error {
 		return ErrNotDispatchable
 	}
 	var exited bool
-	h.hub.Update(func(tx hub.Tx) {
+	h.update(func(tx hub.Tx) {
 		if t.removed {
 			return
 		}

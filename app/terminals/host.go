@@ -112,7 +112,12 @@ type Host struct {
 	spawner ports.Spawner
 	clock   ports.Clock
 
-	// Guarded by the hub's lock (every change goes through hub.Update).
+	// mu guards the host's terminals and each one's state (Terminal's
+	// fields so marked). A change that is announced is made with mu held
+	// around the hub's Stage (update), so a subscription, made under mu
+	// too, gets a snapshot and exactly the events after it. Lock order:
+	// mu, then the hub's.
+	mu      sync.Mutex
 	terms   map[string]*Terminal
 	nextID  uint64
 	closing bool
@@ -141,8 +146,23 @@ func New(cfg Config, h *hub.Hub, sp ports.Spawner, clock ports.Clock) *Host {
 	return host
 }
 
-// Hub is the hub the host publishes into.
-func (h *Host) Hub() *hub.Hub { return h.hub }
+// update changes the host's state and announces the change as one step:
+// fn runs with the host's lock and the hub's held, and what it published
+// is delivered once both are released.
+func (h *Host) update(fn func(tx hub.Tx)) {
+	h.mu.Lock()
+	d := h.hub.Stage(fn)
+	h.mu.Unlock()
+	d.Deliver()
+}
+
+// read runs fn with the host's lock held: for looking at the host's state
+// without announcing anything.
+func (h *Host) read(fn func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fn()
+}
 
 // Spec says what terminal to open.
 type Spec struct {
@@ -265,7 +285,7 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	}
 	t := &Terminal{uri: spec.URI, host: h, owner: spec.Owner, machine: spec.Host, isPty: spec.PTY, tap: spec.OnOutput, done: make(chan struct{})}
 	var err error
-	h.hub.Update(func(tx hub.Tx) {
+	h.update(func(tx hub.Tx) {
 		switch {
 		case h.terms[spec.URI] != nil || tx.IsOpen(spec.URI):
 			err = fmt.Errorf("%s %w", spec.URI, ErrExists)
@@ -368,7 +388,7 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	// A dispose or stop that ran while the process was starting could not
 	// signal it; do it now.
 	var gone bool
-	h.hub.Update(func(hub.Tx) { gone = t.removed || h.closing })
+	h.read(func() { gone = t.removed || h.closing })
 	if gone {
 		_ = proc.Kill()
 	}
@@ -376,7 +396,7 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	return t, nil
 }
 
-// heldBy counts the terminals owner holds; the hub's lock is held.
+// heldBy counts the terminals owner holds; the host's lock is held.
 func (h *Host) heldBy(owner string) int {
 	n := 0
 	for _, t := range h.terms {
@@ -460,7 +480,7 @@ func (h *Host) HostNames() []string {
 // Get returns the terminal at uri.
 func (h *Host) Get(uri string) (*Terminal, error) {
 	var t *Terminal
-	h.hub.Update(func(hub.Tx) { t = h.terms[uri] })
+	h.read(func() { t = h.terms[uri] })
 	if t == nil {
 		return nil, fmt.Errorf("%w at %s", ErrNotFound, uri)
 	}
@@ -502,7 +522,7 @@ func (h *Host) Dispose(uri string) error {
 
 func (h *Host) remove(uri string) (*Terminal, error) {
 	var t *Terminal
-	h.hub.Update(func(tx hub.Tx) {
+	h.update(func(tx hub.Tx) {
 		t = h.terms[uri]
 		if t == nil {
 			return
@@ -526,7 +546,7 @@ func (h *Host) remove(uri string) (*Terminal, error) {
 // too, and returns ctx's error. Nothing new starts once Stop has begun.
 func (h *Host) Stop(ctx context.Context) error {
 	var all []*Terminal
-	h.hub.Update(func(hub.Tx) {
+	h.read(func() {
 		h.closing = true
 		for _, t := range h.terms {
 			all = append(all, t)
@@ -596,7 +616,7 @@ func (c TerminalsChanged) EncodedSizeHint() int {
 // List returns every terminal, oldest first.
 func (h *Host) List() []Info {
 	var out []Info
-	h.hub.Update(func(hub.Tx) { out = h.list() })
+	h.read(func() { out = h.list() })
 	return out
 }
 
@@ -622,7 +642,7 @@ func (h *Host) publishList(tx hub.Tx) {
 func (h *Host) Snapshot(uri string) (terminal.Snapshot, error) {
 	var snap terminal.Snapshot
 	var ok bool
-	h.hub.Update(func(hub.Tx) {
+	h.read(func() {
 		if t := h.terms[uri]; t != nil {
 			snap, ok = t.state.Snapshot(), true
 		}

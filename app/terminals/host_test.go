@@ -146,7 +146,7 @@ func (w *watcher) until(what string, cond func() bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 	for !cond() {
-		batch, err := w.sub.Next(ctx)
+		batch, err := next(ctx, w.sub)
 		require.NoError(w.t, err, "waiting for %s; output so far %q", what, w.text.String())
 		for _, ev := range batch {
 			w.events = append(w.events, ev)
@@ -532,7 +532,7 @@ func TestRootListFollowsCreateRenameClaimExitAndDispose(t *testing.T) {
 	next := func() []terminals.Info {
 		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 		defer cancel()
-		batch, err := root.Next(ctx)
+		batch, err := next(ctx, root)
 		require.NoError(t, err)
 		return batch[len(batch)-1].Action.(terminals.TerminalsChanged).Terminals
 	}

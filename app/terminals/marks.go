@@ -15,8 +15,8 @@ const shellNonceEnv = "SHELLGATE_NONCE"
 
 // markReader strips shell-integration marks from a pty terminal's output
 // and turns them into command-detection actions. The reader belongs to the
-// pump goroutine; the tracker is guarded by the hub's lock, since typed input
-// reaches it from dispatchers.
+// pump goroutine; the tracker is guarded by the host's lock, since typed
+// input reaches it from dispatchers.
 type markReader struct {
 	reader  shellmarks.Reader
 	tracker *shellmarks.Tracker

@@ -123,7 +123,7 @@ func floodThroughHost(b *testing.B, cfg terminals.Config, pty bool, command stri
 	snap := subscribe(b, host, sub, uri).Terminal
 	n := len(terminal.Text(snap.Content))
 	for done := snap.Lifecycle.IsExited(); !done; {
-		batch, err := sub.Next(ctx)
+		batch, err := next(ctx, sub)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -193,7 +193,7 @@ func BenchmarkIdlePtyTerminalMemory(b *testing.B) {
 			return true
 		}
 		for !ready() {
-			batch, err := sub.Next(context.Background())
+			batch, err := next(context.Background(), sub)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -24,9 +24,10 @@ func (c ChannelSnapshot) IsRoot() bool { return c.URI == RootChannel }
 // their snapshots, with the sequence number they reflect, to then — all in
 // one step, so that whatever then queues for s (the answer to the request)
 // comes before any later event on those channels. Channels that do not exist
-// are left out. then runs under the hub's lock: it must only queue.
+// are left out. then runs under the host's lock and the hub's: it must
+// only queue.
 func (h *Host) SubscribeAll(s *hub.Subscriber, uris []string, then func(snaps []ChannelSnapshot, seq uint64)) {
-	h.hub.Update(func(tx hub.Tx) {
+	h.update(func(tx hub.Tx) {
 		snaps := make([]ChannelSnapshot, 0, len(uris))
 		for _, uri := range uris {
 			if snap, ok := h.snapshotLocked(uri); ok && tx.Subscribe(s, uri) {
@@ -67,9 +68,10 @@ type ResumeResult struct {
 // Resume subscribes s again to the channels it had and gives then what it
 // missed since lastSeen: the events, or fresh snapshots when the replay ring
 // no longer reaches back so far. Channels that are gone are Missing. Like
-// SubscribeAll, it is one step and then runs under the hub's lock.
+// SubscribeAll, it is one step and then runs under the host's lock and
+// the hub's.
 func (h *Host) Resume(s *hub.Subscriber, lastSeen uint64, uris []string, then func(ResumeResult)) {
-	h.hub.Update(func(tx hub.Tx) {
+	h.update(func(tx hub.Tx) {
 		res := ResumeResult{Missing: []string{}, Seq: tx.Seq()}
 		live := make(map[string]bool, len(uris))
 		for _, uri := range uris {

@@ -41,7 +41,7 @@ func TestResumeReplaysWhatWasMissedNamesWhatIsGoneAndRejoins(t *testing.T) {
 	require.NoError(t, f.host.Apply(terminals.Dispatch{URI: kept.URI(), Action: terminal.TitleChanged{Title: "live"}}))
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
-	batch, err := s.Next(ctx)
+	batch, err := next(ctx, s)
 	require.NoError(t, err)
 	require.Equal(t, terminal.TitleChanged{Title: "live"}, batch[0].Action, "resuming rejoins the channel")
 

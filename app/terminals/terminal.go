@@ -23,7 +23,7 @@ type Terminal struct {
 	tap     func(Stream, []byte) // Spec.OnOutput; nil when nobody taps
 	marks   *markReader          // pty terminals only; nil on pipes
 	title   *titles              // pty terminals only; nil on pipes
-	// screen is the screen model, guarded by the hub's lock like the
+	// screen is the screen model, guarded by the host's lock like the
 	// state it goes with. A pty terminal has one only while its program
 	// shows the alternate screen (when the host keeps models at all): on
 	// the main screen the scrollback alone redraws a shell for a late
@@ -34,7 +34,7 @@ type Terminal struct {
 	// closes, nil when it started.
 	startErr error
 
-	// Guarded by the hub's lock.
+	// Guarded by the host's lock (Host.mu).
 	id      uint64
 	state   *terminal.State
 	removed bool
@@ -221,7 +221,7 @@ func (t *Terminal) outputMarked(out *outStream, f fed) {
 	}
 	texts = append(texts, out.dec.Decode(f.out[prev:]))
 	now := t.host.clock.Now().UnixMilli()
-	t.host.hub.Update(func(tx hub.Tx) {
+	t.host.update(func(tx hub.Tx) {
 		var acts []terminal.Action
 		for i, text := range texts {
 			if text != "" {
@@ -239,7 +239,7 @@ func (t *Terminal) outputMarked(out *outStream, f fed) {
 }
 
 // applyLocked reduces a host action into the state and announces it; the
-// caller holds the hub's lock.
+// caller holds the host's lock and the hub's (Host.update).
 func (t *Terminal) applyLocked(tx hub.Tx, a terminal.Action) {
 	t.state.Apply(a)
 	if !t.removed {
@@ -254,11 +254,11 @@ func (t *Terminal) output(out *outStream, text string) {
 		return
 	}
 	kept, switches := out.keep(text)
-	t.host.hub.Update(func(tx hub.Tx) { t.dataLocked(tx, text, kept, switches) })
+	t.host.update(func(tx hub.Tx) { t.dataLocked(tx, text, kept, switches) })
 }
 
 // dataLocked keeps kept in the scrollback and announces text, whole, to
-// live viewers; the caller holds the hub's lock.
+// live viewers; the caller holds the host's lock and the hub's.
 func (t *Terminal) dataLocked(tx hub.Tx, text, kept string, switches []terminal.ScreenSwitch) {
 	t.state.Apply(terminal.Data{Data: kept})
 	if !t.removed {
@@ -275,7 +275,7 @@ func (t *Terminal) dataLocked(tx hub.Tx, text, kept string, switches []terminal.
 // program leaves it. A full-screen program draws its whole screen after
 // entering, so the model needs nothing from before; the main screen under
 // it is the viewer's own, drawn from the scrollback. The caller holds the
-// hub's lock.
+// host's lock.
 func (t *Terminal) screenLocked(kept string, switches []terminal.ScreenSwitch) {
 	screens := t.host.cfg.Screens
 	if !t.isPty || screens == nil {
@@ -297,8 +297,8 @@ func (t *Terminal) screenLocked(kept string, switches []terminal.ScreenSwitch) {
 	}
 }
 
-// dropScreenLocked lets go of the screen model; the caller holds the hub's
-// lock.
+// dropScreenLocked lets go of the screen model; the caller holds the
+// host's lock.
 func (t *Terminal) dropScreenLocked() {
 	if t.screen != nil {
 		t.screen.Close()
@@ -311,7 +311,7 @@ func (t *Terminal) finish(status terminal.ExitStatus) {
 	code := status.Code
 	a := terminal.Exited{ExitCode: &code}
 	now := t.host.clock.Now().UnixMilli()
-	t.host.hub.Update(func(tx hub.Tx) {
+	t.host.update(func(tx hub.Tx) {
 		if t.marks != nil {
 			// A command still running (typically "exit") ends with the shell.
 			for _, done := range t.marks.tracker.End(&code, now, nil) {
@@ -348,7 +348,7 @@ func (t *Terminal) Write(data string) error {
 		if t.marks != nil {
 			// What was typed is how a command line is read back when the
 			// shell does not report it.
-			t.host.hub.Update(func(hub.Tx) { t.marks.tracker.Input([]byte(data)) })
+			t.host.read(func() { t.marks.tracker.Input([]byte(data)) })
 		}
 		err := t.input.write(p, []byte(data))
 		return ignoreGone(err)
@@ -380,7 +380,7 @@ func (t *Terminal) Feed(offset int64, b []byte, fed Fed) error {
 		return ErrExited
 	}
 	if t.isPty && t.marks != nil {
-		t.host.hub.Update(func(hub.Tx) { t.marks.tracker.Input(b) })
+		t.host.read(func() { t.marks.tracker.Input(b) })
 	}
 	return goneErr(t.input.feed(p, offset, b, goneFed(fed)))
 }

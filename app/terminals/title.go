@@ -94,7 +94,7 @@ func (ti *titles) sendLocked(title string, now time.Time) {
 	ti.sent, ti.sentAt = true, now
 	t := ti.t
 	a := terminal.TitleChanged{Title: title}
-	t.host.hub.Update(func(tx hub.Tx) {
+	t.host.update(func(tx hub.Tx) {
 		if t.removed || !t.state.Apply(a) {
 			return // the same title again changes nothing
 		}

@@ -74,16 +74,6 @@ func (CommandDetectionAvailable) Type() string { return TypeCommandDetectionAvai
 func (CommandExecuted) Type() string           { return TypeCommandExecuted }
 func (CommandFinished) Type() string           { return TypeCommandFinished }
 
-// ClientDispatchable reports whether a client may dispatch actions of type t;
-// every other terminal type is the host's alone to say.
-func ClientDispatchable(t string) bool {
-	switch t {
-	case TypeInput, TypeResized, TypeClaimed, TypeTitleChanged, TypeCleared:
-		return true
-	}
-	return false
-}
-
 // HostOnly reports whether t is a terminal action type only the host may send.
 func HostOnly(t string) bool {
 	switch t {
