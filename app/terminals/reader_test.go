@@ -1,55 +1,6 @@
 package terminals_test
 
-import (
-	"context"
-	"sync"
+import "github.com/shellgate/shellgate/app/hub/hubtest"
 
-	"github.com/shellgate/shellgate/app/hub"
-)
-
-// The hub wakes a consumer through SetWake and nothing else, as a
-// connection's writer is woken; next is such a consumer for the tests.
-var (
-	wakesMu sync.Mutex
-	wakes   = map[*hub.Subscriber]chan struct{}{}
-)
-
-// wakeOf gives s a wake function (once) and returns the channel it
-// signals.
-func wakeOf(s *hub.Subscriber) chan struct{} {
-	wakesMu.Lock()
-	defer wakesMu.Unlock()
-	w := wakes[s]
-	if w == nil {
-		w = make(chan struct{}, 1)
-		wakes[s] = w
-		s.SetWake(func() {
-			select {
-			case w <- struct{}{}:
-			default:
-			}
-		})
-	}
-	return w
-}
-
-// next settles what s last gave, then waits for events and returns them
-// all, oldest first; the cause once s has ended, or ctx's error.
-func next(ctx context.Context, s *hub.Subscriber) ([]hub.Event, error) {
-	s.Settle()
-	wake := wakeOf(s)
-	for {
-		if batch := s.Take(); len(batch) > 0 {
-			return batch, nil
-		}
-		if err := s.Err(); err != nil {
-			return nil, err
-		}
-		select {
-		case <-wake:
-		case <-s.Done():
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
+// next drains a subscriber as a connection's writer does.
+var next = hubtest.Next
