@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -84,11 +85,19 @@ func TestShellReportsItsCommandsUnderAPty(t *testing.T) {
 			f := finished()
 			require.Equal(t, 1, *f.ExitCode)
 
-			typeLine("sleep 0.2")
-			require.Equal(t, "sleep 0.2", *executed().CommandLine)
+			// The duration runs from the daemon's reading of the shell's
+			// "executed" mark to its reading of the "finished" one, so a
+			// read delayed on a loaded machine shortens it (one loaded run
+			// measured 198 ms for a sleep 0.2): it is at least the sleep
+			// less a generous lag, and never more than the test itself saw.
+			typed := time.Now()
+			typeLine("sleep 1")
+			require.Equal(t, "sleep 1", *executed().CommandLine)
 			f = finished()
+			seen := time.Since(typed)
 			require.Equal(t, 0, *f.ExitCode)
-			require.GreaterOrEqual(t, *f.DurationMs, int64(200))
+			require.GreaterOrEqual(t, *f.DurationMs, int64(500))
+			require.LessOrEqual(t, *f.DurationMs, seen.Milliseconds())
 
 			typeLine("echo abx\x7fc") // a typo, mended with backspace
 			require.Equal(t, "echo abc", *executed().CommandLine)
