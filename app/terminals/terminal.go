@@ -406,8 +406,14 @@ func (t *Terminal) liveProcess() ports.Process {
 	case <-t.done:
 		return nil
 	default:
-		return t.process()
 	}
+	// The exit is in the state (and announced) a moment before done closes.
+	var exited bool
+	t.host.read(func() { exited = t.state.Lifecycle.IsExited() })
+	if exited {
+		return nil
+	}
+	return t.process()
 }
 
 // ptyEOF is the end-of-input character of a pseudoterminal's line

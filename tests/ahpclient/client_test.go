@@ -426,16 +426,21 @@ func TestPauseReadingStopsAfterTheFrameInFlight(t *testing.T) {
 	}
 	require.NoError(t, c.Notify(ctx, "x-test/push", map[string]any{"channel": ahpclient.RootChannel, "frames": frames}))
 
-	// The reader was already waiting for a frame when reading paused: that one arrives, no more.
-	env, err := c.WaitAction(ctx, ahpclient.Match("", ""))
-	require.NoError(t, err)
-	require.Equal(t, "x-a", env.Type)
-	require.Len(t, c.Actions(), 1)
+	// A reader already waiting for a frame when reading paused takes that
+	// one, and no more; one that had not got back to its read yet takes
+	// none. (Which of the two it was, the test cannot see: it asserted
+	// one before, and a loaded CI run's reader had not got back.)
+	require.LessOrEqual(t, len(c.Actions()), 1, "no more than the frame in flight is read while paused")
 
 	c.ResumeReading()
-	env, err = c.WaitAction(ctx, ahpclient.Match("", "x-c"))
+	env, err := c.WaitAction(ctx, ahpclient.Match("", "x-c"))
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), env.ServerSeq)
+	var types []string
+	for _, a := range c.Actions() {
+		types = append(types, a.Type)
+	}
+	require.Equal(t, []string{"x-a", "x-b", "x-c"}, types, "every frame once, in order, after the pause")
 }
 
 func TestPausedClientLetsTheServerBackUp(t *testing.T) {
