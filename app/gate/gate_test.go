@@ -6,39 +6,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shellgate/shellgate/app/gate"
+	"github.com/shellgate/shellgate/app/gate/gatetest"
 	"github.com/shellgate/shellgate/domain/access"
 )
 
-// directory is an in-memory users directory.
-type directory struct {
-	byToken map[string]access.Principal
-	roles   *access.Roles
-}
-
-func (d *directory) Lookup(tok string) (access.Principal, bool) {
-	p, ok := d.byToken[tok]
-	return p, ok
-}
-func (d *directory) Principal(id string) (access.Principal, bool) {
-	for _, p := range d.byToken {
-		if p.ID == id {
-			return p, true
-		}
-	}
-	return access.Principal{}, false
-}
-func (d *directory) Roles() *access.Roles { return d.roles }
-func (d *directory) Generation() uint64   { return 0 }
+type directory = gatetest.Directory
 
 func newGate() (*gate.Gate, *directory) {
 	d := &directory{
-		byToken: map[string]access.Principal{
+		ByToken: map[string]access.Principal{
 			"t-admin":  {ID: "ana", Roles: []string{"admin"}},
 			"t-member": {ID: "mo", Roles: []string{"member"}},
 			"t-guest":  {ID: "gus", Roles: []string{"guest"}},
 			"t-viewer": {ID: "vi", Roles: []string{"viewer"}},
 		},
-		roles: access.NewRoles(access.Role{Name: "viewer", Grants: []access.Grant{access.MustParseGrant("terminal:output")}}),
+		RoleSet: access.NewRoles(access.Role{Name: "viewer", Grants: []access.Grant{access.MustParseGrant("terminal:output")}}),
 	}
 	return gate.New(d), d
 }
@@ -113,7 +95,7 @@ func TestRemovedPersonIsNobodyOnTheNextCheck(t *testing.T) {
 	g, d := newGate()
 	c := caller(t, g, "t-member")
 	require.NoError(t, g.Allow(c, access.TerminalCreate))
-	delete(d.byToken, "t-member")
+	delete(d.ByToken, "t-member")
 	require.ErrorIs(t, g.Allow(c, access.TerminalCreate), gate.ErrSignIn)
 	require.False(t, g.Known(c))
 }
@@ -128,14 +110,14 @@ func TestUnknownTokenSignsNobodyIn(t *testing.T) {
 
 func TestSignInWithARetiredTokenIsNobody(t *testing.T) {
 	g, d := newGate()
-	d.byToken["t-bot"] = access.Principal{ID: "bot", Roles: []string{"member"}, Credential: "old"}
+	d.ByToken["t-bot"] = access.Principal{ID: "bot", Roles: []string{"member"}, Credential: "old"}
 	bot := caller(t, g, "t-bot")
 	require.NoError(t, g.Allow(bot, access.TerminalCreate))
 	require.False(t, g.Revoked(bot))
 
 	// Rotated: the id is still listed, with another token.
-	delete(d.byToken, "t-bot")
-	d.byToken["t-bot2"] = access.Principal{ID: "bot", Roles: []string{"member"}, Credential: "new"}
+	delete(d.ByToken, "t-bot")
+	d.ByToken["t-bot2"] = access.Principal{ID: "bot", Roles: []string{"member"}, Credential: "new"}
 	require.ErrorIs(t, g.Allow(bot, access.TerminalCreate), gate.ErrSignIn)
 	require.True(t, g.Revoked(bot))
 	require.False(t, g.Known(bot))
@@ -169,8 +151,8 @@ func TestOnlyCallersWithEveryGrantMayUseTheAdminsReserve(t *testing.T) {
 
 func TestGrantsListWhatTheCallerMayDoNow(t *testing.T) {
 	g, d := newGate()
-	d.byToken["t-watcher"] = access.Principal{ID: "wa", Roles: []string{access.RoleViewer}}
-	d.roles = access.NewRoles() // the built-in viewer, not newGate's own
+	d.ByToken["t-watcher"] = access.Principal{ID: "wa", Roles: []string{access.RoleViewer}}
+	d.RoleSet = access.NewRoles() // the built-in viewer, not newGate's own
 	tests := []struct {
 		token string
 		want  []access.Operation
@@ -188,6 +170,6 @@ func TestGrantsListWhatTheCallerMayDoNow(t *testing.T) {
 
 	// A removed person may do nothing from the next question on.
 	c := caller(t, g, "t-watcher")
-	delete(d.byToken, "t-watcher")
+	delete(d.ByToken, "t-watcher")
 	require.Empty(t, g.Grants(c))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/shellgate/shellgate/app/gate/gatetest"
 	"strings"
 	"testing"
 	"time"
@@ -19,37 +20,16 @@ import (
 	"github.com/shellgate/shellgate/domain/terminal"
 )
 
-// directory is an in-memory users directory: one principal per built-in
-// role, and vi, who holds a custom role granting terminal:output alone.
-type directory struct {
-	byToken map[string]access.Principal
-	roles   *access.Roles
-}
+type directory = gatetest.Directory
 
 func newDirectory() *directory {
-	d := &directory{byToken: map[string]access.Principal{}, roles: access.NewRoles(
+	d := &directory{ByToken: map[string]access.Principal{}, RoleSet: access.NewRoles(
 		access.Role{Name: "reader", Grants: []access.Grant{access.MustParseGrant("terminal:output")}})}
 	for _, role := range []string{access.RoleAdmin, access.RoleMember, access.RoleViewer, access.RoleGuest, "reader"} {
-		d.byToken["t-"+role] = access.Principal{ID: role[:2], Roles: []string{role}}
+		d.ByToken["t-"+role] = access.Principal{ID: role[:2], Roles: []string{role}}
 	}
 	return d
 }
-
-func (d *directory) Lookup(tok string) (access.Principal, bool) {
-	p, ok := d.byToken[tok]
-	return p, ok
-}
-
-func (d *directory) Principal(id string) (access.Principal, bool) {
-	for _, p := range d.byToken {
-		if p.ID == id {
-			return p, true
-		}
-	}
-	return access.Principal{}, false
-}
-func (d *directory) Roles() *access.Roles { return d.roles }
-func (d *directory) Generation() uint64   { return 0 }
 
 // appFixture is the use cases over a host of fake processes.
 type appFixture struct {
