@@ -23,14 +23,17 @@ func fingerprintOf(channel string, raw json.RawMessage) fingerprint {
 	h := sha256.New()
 	h.Write([]byte(channel))
 	h.Write([]byte{0})
+	// Compact only drops whitespace between tokens: an action with no
+	// whitespace byte at all (as clients send them) is compact already.
 	var compact bytes.Buffer
-	if json.Compact(&compact, raw) == nil {
+	if bytes.ContainsAny(raw, " \t\n\r") && json.Compact(&compact, raw) == nil {
 		h.Write(compact.Bytes())
 	} else {
 		h.Write(raw)
 	}
+	var sum [sha256.Size]byte
 	var f fingerprint
-	copy(f[:], h.Sum(nil))
+	copy(f[:], h.Sum(sum[:0]))
 	return f
 }
 

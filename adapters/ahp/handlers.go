@@ -81,8 +81,8 @@ type actionDecoder func(f map[string]json.RawMessage) (terminal.Action, string)
 // the connection's setting.
 var actions = map[string]actionDecoder{
 	terminal.TypeInput: func(f map[string]json.RawMessage) (terminal.Action, string) {
-		var data string
-		if json.Unmarshal(f["data"], &data) != nil {
+		data, ok := jsonString(f["data"])
+		if !ok {
 			return nil, "terminal/input needs data as a string"
 		}
 		return terminal.Input{Data: data}, ""
@@ -685,34 +685,34 @@ func (c *conn) dispatchAction(ctx context.Context, m message) (any, *Error) {
 	if origin.ClientID == "" {
 		origin.ClientID = "anonymous"
 	}
-	var head struct {
-		Type string `json:"type"`
+	fields, ok := objectMembers(raw)
+	var typ string
+	if ok {
+		typ, ok = jsonString(fields["type"])
 	}
-	if len(raw) == 0 || json.Unmarshal(raw, &head) != nil || head.Type == "" {
+	if !ok || typ == "" {
 		c.reject(channel, rawAction{typ: "", raw: orEmptyObject(raw)}, origin, "An action must be an object with a type")
 		return nil, nil
 	}
-	echo := rawAction{typ: head.Type, raw: raw}
+	echo := rawAction{typ: typ, raw: raw}
 	channel = canonicalChannel(channel)
 	family := "terminal/"
 	if channel == terminals.RootChannel {
 		family = "root/"
 	}
-	if !strings.HasPrefix(head.Type, family) {
-		c.reject(channel, echo, origin, fmt.Sprintf("%s is not %s", channel, kindOfFamily(head.Type)))
+	if !strings.HasPrefix(typ, family) {
+		c.reject(channel, echo, origin, fmt.Sprintf("%s is not %s", channel, kindOfFamily(typ)))
 		return nil, nil
 	}
-	var fields map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &fields)
-	req := terminals.DispatchRequest{Viewer: c.sub, Channel: channel, Type: head.Type, Echo: echo, Origin: origin}
+	req := terminals.DispatchRequest{Viewer: c.sub, Channel: channel, Type: typ, Echo: echo, Origin: origin}
 	var shell *string
 	if channel == terminals.RootChannel {
-		if head.Type == terminals.RootConfigChanged {
+		if typ == terminals.RootConfigChanged {
 			req.Action, shell, req.Invalid = c.decodeConfig(raw)
 		}
 	} else {
 		req.Fields = otherKeys(fields)
-		if decode := actions[head.Type]; decode != nil {
+		if decode := actions[typ]; decode != nil {
 			req.Action, req.Invalid = decode(fields)
 		}
 		if cl, ok := req.Action.(terminal.Claimed); ok && cl.Claim.Kind == terminal.ClaimClient {

@@ -58,12 +58,13 @@ func (m message) isRequest() bool { return m.ID != nil }
 // decode parses one frame. An error carries the answer to send (with the id
 // when one could be read).
 func decode(frame []byte) (message, *Error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(frame, &raw); err != nil {
-		if json.Valid(frame) {
-			return message{}, errorf(CodeInvalidRequest, "A message must be one JSON-RPC 2.0 object (batches are not used by this protocol)")
-		}
-		return message{}, errorf(CodeParseError, "That is not valid JSON: %v", err)
+	if !json.Valid(frame) {
+		var v any
+		return message{}, errorf(CodeParseError, "That is not valid JSON: %v", json.Unmarshal(frame, &v))
+	}
+	raw, ok := objectMembers(frame)
+	if !ok {
+		return message{}, errorf(CodeInvalidRequest, "A message must be one JSON-RPC 2.0 object (batches are not used by this protocol)")
 	}
 	var m message
 	if id, ok := raw["id"]; ok && !bytes.Equal(id, []byte("null")) {
@@ -72,13 +73,14 @@ func decode(frame []byte) (message, *Error) {
 		}
 		m.ID = id
 	}
-	var version string
-	if err := json.Unmarshal(raw["jsonrpc"], &version); err != nil || version != "2.0" {
+	if version, ok := jsonString(raw["jsonrpc"]); !ok || version != "2.0" {
 		return m, errorf(CodeInvalidRequest, `jsonrpc must be "2.0"`)
 	}
-	if err := json.Unmarshal(raw["method"], &m.Method); err != nil || m.Method == "" {
+	method, ok := jsonString(raw["method"])
+	if !ok || method == "" {
 		return m, errorf(CodeInvalidRequest, "method must be a non-empty string")
 	}
+	m.Method = method
 	m.Params = raw["params"]
 	if len(m.Params) == 0 || bytes.Equal(m.Params, []byte("null")) {
 		m.Params = []byte("{}")
@@ -92,8 +94,8 @@ func decode(frame []byte) (message, *Error) {
 func validID(id json.RawMessage) bool {
 	switch id[0] {
 	case '"':
-		var s string
-		return json.Unmarshal(id, &s) == nil
+		_, ok := jsonString(id)
+		return ok
 	case '{', '[', 't', 'f':
 		return false
 	}
@@ -105,9 +107,10 @@ func validID(id json.RawMessage) bool {
 // answered by naming its field.
 type params map[string]json.RawMessage
 
+// parseParams splits an object of a frame decode has checked.
 func parseParams(raw json.RawMessage) (params, *Error) {
-	var p params
-	if err := json.Unmarshal(raw, &p); err != nil {
+	p, ok := objectMembers(raw)
+	if !ok {
 		return nil, invalidParams("params must be an object")
 	}
 	return p, nil
@@ -124,8 +127,8 @@ func (p params) str(key string) (string, *Error) {
 	if !ok {
 		return "", invalidParams("%s is required", key)
 	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
+	s, ok := jsonString(v)
+	if !ok {
 		return "", invalidParams("%s must be a string", key)
 	}
 	return s, nil
@@ -133,18 +136,16 @@ func (p params) str(key string) (string, *Error) {
 
 // optStr reads an optional string; a value of another type is ignored.
 func (p params) optStr(key string) (string, bool) {
-	var s string
-	if v, ok := p[key]; ok && json.Unmarshal(v, &s) == nil {
-		return s, true
+	if v, ok := p[key]; ok {
+		return jsonString(v)
 	}
 	return "", false
 }
 
 // optInt reads an optional integer; a value of another type is ignored.
 func (p params) optInt(key string) (int64, bool) {
-	var n int64
-	if v, ok := p[key]; ok && len(v) > 0 && v[0] != '"' && json.Unmarshal(v, &n) == nil {
-		return n, true
+	if v, ok := p[key]; ok && len(v) > 0 && v[0] != '"' {
+		return jsonInt(v)
 	}
 	return 0, false
 }

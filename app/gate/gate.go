@@ -66,12 +66,15 @@ func Nobody() *Gate { return New(nobody{}) }
 // the daemon's own caller.
 func (g *Gate) AllowsAll() bool { return g.allowAll }
 
+// builtinRoles is nobody's table, made once: a table is never changed.
+var builtinRoles = access.NewRoles()
+
 // nobody is a users directory with no one in it.
 type nobody struct{}
 
 func (nobody) Lookup(string) (access.Principal, bool)    { return access.Principal{}, false }
 func (nobody) Principal(string) (access.Principal, bool) { return access.Principal{}, false }
-func (nobody) Roles() *access.Roles                      { return access.NewRoles() }
+func (nobody) Roles() *access.Roles                      { return builtinRoles }
 func (nobody) Generation() uint64                        { return 0 }
 
 // principal returns the caller's current record; false when nobody.
