@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -285,4 +286,53 @@ func TestReplayKeepsOnlyTheNewestOfAFullList(t *testing.T) {
 	require.Len(t, lists, 1)
 	require.Equal(t, fullList{n: 15}, lists[0].Action)
 	require.Len(t, events, 16, "every data event, and the newest list")
+}
+
+// TestReplayRingKeepsTheNewestInOrderLapAfterLap runs the ring round many
+// times, with superseding lists among the data, and checks after each
+// publish that a replay from just before the oldest kept event gives the
+// newest events in order.
+func TestReplayRingKeepsTheNewestInOrderLapAfterLap(t *testing.T) {
+	const keep = 7
+	h := hub.New(hub.Options{ReplayEvents: keep})
+	h.Update(func(tx hub.Tx) { tx.Open("R") })
+	s := hub.NewSubscriber("c", 0)
+	var seqs []uint64
+	for i := 1; i <= 50; i++ {
+		h.Update(func(tx hub.Tx) {
+			if i%5 == 0 {
+				seqs = append(seqs, tx.Publish("R", fullList{n: i}, nil, ""))
+			} else {
+				seqs = append(seqs, tx.Publish("R", terminal.Data{Data: fmt.Sprint(i)}, nil, ""))
+			}
+		})
+		kept := seqs[max(0, len(seqs)-keep):]
+		from := kept[0] - 1
+		events, ok := replay(h, s, from, "R")
+		require.True(t, ok, "after %d publishes", i)
+		var want []uint64
+		newestList := uint64(0)
+		for j, seq := range seqs {
+			if (j+1)%5 == 0 {
+				newestList = seq
+			}
+		}
+		for j, seq := range kept {
+			n := len(seqs) - len(kept) + j + 1
+			if n%5 == 0 && seq != newestList {
+				continue // superseded by the newer list
+			}
+			want = append(want, seq)
+		}
+		var got []uint64
+		for _, ev := range events {
+			got = append(got, ev.Seq)
+		}
+		require.Equal(t, want, got, "after %d publishes", i)
+		if from > 0 {
+			_, ok = replay(h, s, from-1, "R")
+			require.False(t, ok, "after %d publishes, the event before the kept ones is gone", i)
+		}
+	}
+	h.Remove(s)
 }

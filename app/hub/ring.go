@@ -15,10 +15,13 @@ type Superseding interface {
 }
 
 // ring keeps the newest events for reconnecting clients, bounded in count
-// and in bytes.
+// and in bytes. It is a circular buffer: a slice trimmed from the front and
+// appended to at the back was copied whole each time it ran out of room,
+// about 430 bytes of garbage per event at the default bound.
 type ring struct {
 	maxEvents, maxBytes int
-	events              []Event // oldest first; trimmed from the front
+	buf                 []Event // the kept events, oldest at head, wrapping
+	head, n             int
 	bytes               int
 	// floor is the highest sequence number that fell out of the ring; a
 	// client that saw at least floor can be replayed.
@@ -26,6 +29,32 @@ type ring struct {
 	// latest holds, per channel and type, the sequence number of the newest
 	// superseding event, so the one before it can be let go.
 	latest map[string]uint64
+}
+
+// at is the i-th kept event, oldest first.
+func (r *ring) at(i int) *Event { return &r.buf[(r.head+i)%len(r.buf)] }
+
+// dropOldest lets go of the oldest kept event.
+func (r *ring) dropOldest() {
+	ev := r.at(0)
+	r.bytes -= size(*ev)
+	r.floor = ev.Seq
+	*ev = Event{}
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
+}
+
+// grow makes room for one more event: twice the room, up to the bound.
+func (r *ring) grow() {
+	c := min(max(2*len(r.buf), 16), max(r.maxEvents, 1))
+	if c <= len(r.buf) {
+		c = len(r.buf) + 1
+	}
+	buf := make([]Event, c)
+	for i := range r.n {
+		buf[i] = *r.at(i)
+	}
+	r.buf, r.head = buf, 0
 }
 
 // size is what an event costs the ring; a superseded one costs nothing.
@@ -40,20 +69,17 @@ func (r *ring) push(ev Event) {
 	if s, ok := ev.Action.(Superseding); ok && s.SupersedesEarlier() {
 		r.supersede(ev.Channel+"\x00"+s.Type(), ev.Seq)
 	}
-	r.events = append(r.events, ev)
-	r.bytes += size(ev)
-	drop := 0
-	for len(r.events)-drop > r.maxEvents || (r.bytes > r.maxBytes && len(r.events)-drop > 1) {
-		r.bytes -= size(r.events[drop])
-		r.floor = r.events[drop].Seq
-		drop++
+	if r.n > 0 && r.n >= r.maxEvents {
+		r.dropOldest()
 	}
-	if drop > 0 {
-		clear(r.events[:drop])
-		r.events = r.events[drop:]
-		if cap(r.events) > 2*r.maxEvents {
-			r.events = append([]Event(nil), r.events...)
-		}
+	if r.n == len(r.buf) {
+		r.grow()
+	}
+	*r.at(r.n) = ev
+	r.n++
+	r.bytes += size(ev)
+	for r.n > 1 && r.bytes > r.maxBytes {
+		r.dropOldest()
 	}
 }
 
@@ -68,10 +94,12 @@ func (r *ring) supersede(key string, seq uint64) {
 	if !ok {
 		return
 	}
-	i := sort.Search(len(r.events), func(i int) bool { return r.events[i].Seq >= prev })
-	if i < len(r.events) && r.events[i].Seq == prev && r.events[i].Action != nil {
-		r.bytes -= size(r.events[i])
-		r.events[i] = Event{Seq: prev, Channel: r.events[i].Channel}
+	i := sort.Search(r.n, func(i int) bool { return r.at(i).Seq >= prev })
+	if i < r.n {
+		if ev := r.at(i); ev.Seq == prev && ev.Action != nil {
+			r.bytes -= size(*ev)
+			*ev = Event{Seq: prev, Channel: ev.Channel}
+		}
 	}
 }
 
@@ -83,8 +111,8 @@ func (r *ring) since(seq, current uint64, keep func(Event) bool) ([]Event, bool)
 		return nil, false
 	}
 	out := []Event{}
-	for _, ev := range r.events {
-		if ev.Action != nil && ev.Seq > seq && keep(ev) {
+	for i := range r.n {
+		if ev := *r.at(i); ev.Action != nil && ev.Seq > seq && keep(ev) {
 			out = append(out, ev)
 		}
 	}
