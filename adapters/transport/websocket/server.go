@@ -173,7 +173,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.handlers.Done()
 
-	wsc, err := ws.Accept(w, r, &ws.AcceptOptions{
+	wsc, err := ws.Accept(withSmallBuffers(w), r, &ws.AcceptOptions{
 		// Checked above already; passing the same patterns keeps the
 		// library's own check in agreement instead of disabling it.
 		OriginPatterns: s.opts.AllowedOrigins,
