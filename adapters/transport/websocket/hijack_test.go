@@ -95,16 +95,20 @@ func upgradeRequest(host string) string {
 		"Sec-WebSocket-Version: 13\r\n\r\n"
 }
 
+// bothListeners starts a server on a plain listener and on the daemon's
+// gathering one: the upgrade's buffers must work under both.
+var bothListeners = map[string]func(*testing.T, websocket.Options) *fixture{
+	"plain listener":     start,
+	"gathering listener": startGathering,
+}
+
 // TestFramesSentRightBehindTheUpgradeArrive: a client that sends its first
 // frames in the same write as the upgrade request (so net/http has read
 // them ahead with the request) gets every one of them read, in order; more
 // of them than the connection's read buffer holds, and then more that come
 // later on the socket.
 func TestFramesSentRightBehindTheUpgradeArrive(t *testing.T) {
-	for name, startServer := range map[string]func(*testing.T, websocket.Options) *fixture{
-		"plain listener":     start,
-		"gathering listener": startGathering,
-	} {
+	for name, startServer := range bothListeners {
 		t.Run(name, func(t *testing.T) {
 			ctx := waitCtx(t)
 			f := startServer(t, websocket.Options{})
@@ -168,10 +172,7 @@ func TestSmallAndLargeMessagesRoundTripBothWays(t *testing.T) {
 		copy(b, fmt.Sprint(n)) // tells sizes apart
 		return b
 	}
-	for name, startServer := range map[string]func(*testing.T, websocket.Options) *fixture{
-		"plain listener":     start,
-		"gathering listener": startGathering,
-	} {
+	for name, startServer := range bothListeners {
 		t.Run(name, func(t *testing.T) {
 			ctx := waitCtx(t)
 			f := startServer(t, websocket.Options{})
