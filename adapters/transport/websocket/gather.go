@@ -18,10 +18,22 @@ func Listener(ln net.Listener) net.Listener { return gatherListener{ln} }
 
 type gatherListener struct{ net.Listener }
 
+// sendBuffer is what each accepted connection asks the kernel to keep for
+// writes not yet taken by the peer (Linux grants twice that: 256 KiB).
+// Left to autotuning, loopback grows it to about 4 MB, and a client that
+// stopped reading goes on taking output into it all that while: it looks
+// like a reader to flow control and to the total cap (max_client_memory),
+// which then may shed a real reader first. 256 KiB is still more than a
+// terminal's output needs in flight on a LAN (see docs/measured.md).
+const sendBuffer = 128 << 10
+
 func (l gatherListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(sendBuffer) // best effort: a refusal leaves the kernel's default
 	}
 	return &gatherConn{Conn: c}, nil
 }
