@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -185,22 +186,44 @@ func TestSmallAndLargeMessagesRoundTripBothWays(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, message(n), got, "client → server, %d bytes", n)
 
-				require.NoError(t, server.Write(ctx, message(n)))
+				// The server writes while the client reads, as with a real
+				// peer: a megabyte is more than the kernel keeps for a peer
+				// that is not reading.
+				var wrote sync.WaitGroup
+				var writeErr error
+				wrote.Go(func() { writeErr = server.Write(ctx, message(n)) })
 				_, got, err = client.Read(ctx)
+				wrote.Wait()
+				require.NoError(t, writeErr)
 				require.NoError(t, err)
 				require.Equal(t, message(n), got, "server → client, %d bytes", n)
 			}
 
+			// The client reads while the server flushes, as above.
 			g := server.(ports.Gatherer)
 			require.Equal(t, name == "gathering listener", g.Gather())
 			for _, n := range sizes {
 				require.NoError(t, server.Write(ctx, message(n)))
 			}
+			var read sync.WaitGroup
+			var got [][]byte
+			var readErr error
+			read.Go(func() {
+				for range sizes {
+					_, b, err := client.Read(ctx)
+					if err != nil {
+						readErr = err
+						return
+					}
+					got = append(got, b)
+				}
+			})
 			require.NoError(t, g.Flush(ctx))
-			for _, n := range sizes {
-				_, got, err := client.Read(ctx)
-				require.NoError(t, err)
-				require.Equal(t, message(n), got, "gathered, %d bytes", n)
+			read.Wait()
+			require.NoError(t, readErr)
+			require.Len(t, got, len(sizes))
+			for i, n := range sizes {
+				require.Equal(t, message(n), got[i], "gathered, %d bytes", n)
 			}
 		})
 	}
