@@ -47,7 +47,12 @@ func TestClientsThatDoNotReadHoldNoMoreThanTheTotalCap(t *testing.T) {
 	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, "client_queue_bytes: %d\nmax_client_memory: %d\n", bound, total), 0o600))
 	d := startDaemon(t, "--config", cfg)
 	ctx := ctxT(t)
-	reader := d.dial(t, ahpclient.DialOptions{})
+	// The reader reads through the same small window as the others: what
+	// the daemon sees of each is then its pace, not how much its kernel
+	// takes in before it reads (an autotuned receive buffer grows to
+	// megabytes, and a reader the test process has not scheduled yet
+	// would look like one that stopped).
+	reader := d.dial(t, ahpclient.DialOptions{HTTPClient: smallWindow()})
 	_, _, err := reader.Initialize(ctx, "reader", nil, nil)
 	require.NoError(t, err)
 	channel := floodTerminal(t, reader, d, n)
