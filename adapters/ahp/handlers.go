@@ -129,9 +129,9 @@ func DispatchableActions() []string {
 	return out
 }
 
-// handle answers one frame: every request exactly once, never a notification.
-func (c *conn) handle(ctx context.Context, frame []byte) {
-	m, perr := decode(frame)
+// handle answers one frame, as decode left it: every request exactly
+// once, never a notification.
+func (c *conn) handle(ctx context.Context, m message, perr *Error) {
 	if perr != nil {
 		// An unreadable frame gets an answer only if it looks like a request
 		// (or could not be read at all); a notification is never answered.

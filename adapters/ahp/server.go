@@ -475,29 +475,56 @@ func (c *conn) readLoop(ctx context.Context) {
 			c.close(ports.ClosePolicy, revokedReason)
 			return
 		}
-		c.sub.Hold()
-		c.handle(ctx, frame)
-		if c.deferEcho {
-			// A keystroke's echo: it leaves with the output the keystroke
-			// causes, in one write, or alone after echoDeferral.
-			c.deferEcho = false
-			c.sub.ReleaseDeferred()
-			c.armEchoFlush()
-			continue
+		m, perr := decode(frame)
+		if perr == nil && m.Method == "dispatchAction" {
+			err = c.serve(ctx, m, perr) // a keystroke: no hand-off
+		} else {
+			err = c.aside(func() error { return c.serve(ctx, m, perr) })
 		}
-		// The answer is sent from here when the writer is idle: waking it
-		// would cost a thread hand-off for every request.
-		if !c.wmu.TryLock() {
-			c.sub.Release()
-			continue
-		}
-		err = c.send(ctx, c.sub.TakeHeld())
-		err = c.sendArrived(ctx, err)
-		c.wmu.Unlock()
 		if err != nil {
 			return
 		}
 	}
+}
+
+// aside runs fn on a goroutine of its own and waits for it. Creating a
+// terminal, subscribing or initializing goes deep (a snapshot's encoding
+// among it) and would grow the read loop's stack to 8 KiB for good: the
+// loop's own idle depth is more than the runtime shrinks back from. A
+// short-lived goroutine takes that depth away with it, and the loop of an
+// idle connection stays at 4 KiB (docs/measured.md). Keystrokes, the
+// frequent case, are served inline.
+func (c *conn) aside(fn func() error) error {
+	var err error
+	var done sync.WaitGroup
+	done.Go(func() { err = fn() })
+	done.Wait()
+	return err
+}
+
+// serve answers one decoded frame and sends the answer, from the read
+// loop's turn (see readLoop).
+func (c *conn) serve(ctx context.Context, m message, perr *Error) error {
+	c.sub.Hold()
+	c.handle(ctx, m, perr)
+	if c.deferEcho {
+		// A keystroke's echo: it leaves with the output the keystroke
+		// causes, in one write, or alone after echoDeferral.
+		c.deferEcho = false
+		c.sub.ReleaseDeferred()
+		c.armEchoFlush()
+		return nil
+	}
+	// The answer is sent from here when the writer is idle: waking it
+	// would cost a thread hand-off for every request.
+	if !c.wmu.TryLock() {
+		c.sub.Release()
+		return nil
+	}
+	err := c.send(ctx, c.sub.TakeHeld())
+	err = c.sendArrived(ctx, err)
+	c.wmu.Unlock()
+	return err
 }
 
 // echoDeferral is the longest a keystroke's echo waits for the output the
