@@ -256,6 +256,31 @@ func TestSubscriberThatReadsOnIsGivenSlackAndOneThatStoppedIsNot(t *testing.T) {
 	h.Remove(fastest)
 }
 
+// TestOutputArrivingWhileASnapshotIsWrittenIsNoStall: a subscriber writing
+// a large answer (a snapshot of most of its bound) is not dropped for the
+// output that arrives meanwhile, only once a whole bound more has arrived
+// while it wrote nothing.
+func TestOutputArrivingWhileASnapshotIsWrittenIsNoStall(t *testing.T) {
+	h := flowHub(-1)
+	viewer := hub.NewSubscriber("viewer", 4000)
+	fastest := hub.NewSubscriber("fastest", 0)
+	subscribe(t, h, viewer, "T")
+	subscribe(t, h, fastest, "T")
+	require.True(t, viewer.QueueOwn(3000), "most of the bound, in one answer")
+	require.Len(t, viewer.Take(), 1, "and being written")
+	for range 5 { // 5 × 760 bytes: under a bound since it was taken
+		publish(h, "T", 600)
+		fastest.Take()
+		fastest.Settle()
+	}
+	require.NoError(t, viewer.Err(), "output that arrived while the snapshot was written is no stall")
+	publish(h, "T", 600) // a whole bound since: it wrote nothing all that while
+	var slow *hub.SlowError
+	require.ErrorAs(t, viewer.Err(), &slow)
+	require.False(t, slow.Total)
+	h.Remove(fastest)
+}
+
 func TestTotalCapShedsOneThatStoppedReadingBeforeAReaderHoldingMore(t *testing.T) {
 	h := flowHub(3000)
 	h.Update(func(tx hub.Tx) { tx.Open("U") })

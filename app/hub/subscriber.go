@@ -49,8 +49,9 @@ type Subscriber struct {
 	bytes    int // queued plus in flight
 	inFlight int // taken, not yet settled
 	// received counts every byte ever queued; progressAt is what it was
-	// when the consumer last reported a message written (Progress, Settle).
-	received, progressAt int
+	// when the consumer last reported a message written (Progress, Settle),
+	// takenAt when it last took the queue (what it took is being written).
+	received, progressAt, takenAt int
 	// calmAt is what received was when the subscriber last held less than
 	// the hub's high-water mark: one that reads keeps coming back under
 	// it (that is what lets a paused terminal read on); one that stopped
@@ -201,8 +202,10 @@ func (s *Subscriber) push(ev Event) error {
 	if s.bytes+size > s.limit {
 		// Past the bound: a subscriber that wrote nothing while a whole
 		// bound more arrived has stopped reading; one that reads on, only
-		// more slowly than the others, is given ReadingSlack bounds.
-		stalled := s.received+size-s.progressAt > s.limit
+		// more slowly than the others, is given ReadingSlack bounds. What
+		// it had taken before counts as arrived before: a snapshot larger
+		// than the bound, still being written, is not a stall.
+		stalled := s.received+size-max(s.progressAt, s.takenAt) > s.limit
 		if stalled || s.bytes+size > ReadingSlack*s.limit {
 			return &SlowError{Limit: s.limit}
 		}
@@ -339,6 +342,7 @@ func (s *Subscriber) Take() []Event {
 	s.queue = nil
 	s.deferred = false
 	s.inFlight = s.bytes
+	s.takenAt = s.received
 	s.mu.Unlock()
 	if wake != nil {
 		wake.wakeFlow()
