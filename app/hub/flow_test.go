@@ -111,22 +111,34 @@ func TestChannelWithoutSubscribersNeverPauses(t *testing.T) {
 
 func TestSubscriberAWholeBoundBehindTheOthersIsTheOnlyOneDropped(t *testing.T) {
 	h := flowHub(-1)
-	stalled := hub.NewSubscriber("stalled", 4000)
-	reading := hub.NewSubscriber("reading", 4000)
-	subscribe(t, h, stalled, "T")
-	subscribe(t, h, reading, "T")
-	for range 10 {
+	stalled, reading := subscribedToT(t, h, "stalled", 4000), subscribedToT(t, h, "reading", 4000)
+	publishWhileReading(t, h, reading, 10)
+	var slow *hub.SlowError
+	require.ErrorAs(t, stalled.Err(), &slow)
+	require.False(t, slow.Total)
+	require.NoError(t, reading.Err())
+	h.Remove(reading)
+}
+
+// subscribedToT is a new subscriber with the given bound, subscribed to T.
+func subscribedToT(t *testing.T, h *hub.Hub, id string, limit int) *hub.Subscriber {
+	t.Helper()
+	s := hub.NewSubscriber(id, limit)
+	subscribe(t, h, s, "T")
+	return s
+}
+
+// publishWhileReading publishes n events of 760 bytes on T, each taken and
+// written by reading before the next.
+func publishWhileReading(t *testing.T, h *hub.Hub, reading *hub.Subscriber, n int) {
+	t.Helper()
+	for range n {
 		require.True(t, awaited(h, "T"), "the reading subscriber keeps the channel going")
 		publish(h, "T", 600)
 		_, err := next(ctx(t), reading)
 		require.NoError(t, err)
 		reading.Settle() // written
 	}
-	var slow *hub.SlowError
-	require.ErrorAs(t, stalled.Err(), &slow)
-	require.False(t, slow.Total)
-	require.NoError(t, reading.Err())
-	h.Remove(reading)
 }
 
 func TestTotalCapShedsTheSubscriberHoldingMostFirst(t *testing.T) {
@@ -262,17 +274,10 @@ func TestSubscriberThatReadsOnIsGivenSlackAndOneThatStoppedIsNot(t *testing.T) {
 // while it wrote nothing.
 func TestOutputArrivingWhileASnapshotIsWrittenIsNoStall(t *testing.T) {
 	h := flowHub(-1)
-	viewer := hub.NewSubscriber("viewer", 4000)
-	fastest := hub.NewSubscriber("fastest", 0)
-	subscribe(t, h, viewer, "T")
-	subscribe(t, h, fastest, "T")
+	viewer, fastest := subscribedToT(t, h, "viewer", 4000), subscribedToT(t, h, "fastest", 0)
 	require.True(t, viewer.QueueOwn(3000), "most of the bound, in one answer")
 	require.Len(t, viewer.Take(), 1, "and being written")
-	for range 5 { // 5 × 760 bytes: under a bound since it was taken
-		publish(h, "T", 600)
-		fastest.Take()
-		fastest.Settle()
-	}
+	publishWhileReading(t, h, fastest, 5) // 3800 bytes: under a bound since it was taken
 	require.NoError(t, viewer.Err(), "output that arrived while the snapshot was written is no stall")
 	publish(h, "T", 600) // a whole bound since: it wrote nothing all that while
 	var slow *hub.SlowError
