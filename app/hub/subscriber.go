@@ -203,8 +203,10 @@ func (s *Subscriber) push(ev Event) error {
 		// Past the bound: a subscriber that wrote nothing while a whole
 		// bound more arrived has stopped reading; one that reads on, only
 		// more slowly than the others, is given ReadingSlack bounds. What
-		// it had taken before counts as arrived before: a snapshot larger
-		// than the bound, still being written, is not a stall.
+		// it was writing when that began does not count: output that
+		// arrives while a large snapshot is written is not a stall. (One
+		// that stopped in the middle of a write is closed with what it
+		// took and a bound more, at most twice the bound.)
 		stalled := s.received+size-max(s.progressAt, s.takenAt) > s.limit
 		if stalled || s.bytes+size > ReadingSlack*s.limit {
 			return &SlowError{Limit: s.limit}
