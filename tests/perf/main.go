@@ -30,6 +30,9 @@ func main() {
 	if os.Getenv(relayEnv) == "1" {
 		os.Exit(serveRelay(os.Stdin, os.Stdout))
 	}
+	if os.Getenv(streamEnv) == "1" {
+		os.Exit(serveStream(os.Stdin, os.Stdout))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(relayEnv) == "1" {
 		os.Exit(serveRelay(os.Stdin, os.Stdout))
 	}
+	if os.Getenv(streamEnv) == "1" {
+		os.Exit(serveStream(os.Stdin, os.Stdout))
+	}
 	goleak.VerifyTestMain(m,
 		// The thread children are forked on lives as long as the process.
 		goleak.IgnoreTopFunction("github.com/shellgate/shellgate/adapters/spawner/internal/proc.spawnThread"))
@@ -47,6 +50,7 @@ func TestQuickRunMeasuresEveryFigure(t *testing.T) {
 		}
 		require.Len(t, res.echo[side], cfg.echo, name)
 		require.Len(t, res.relay, cfg.echo, "relay")
+		require.Len(t, res.stream, cfg.rounds, "relay throughput")
 		require.Len(t, res.ping, cfg.echo, "ping")
 		for _, d := range res.echo[side] {
 			require.Positive(t, d, "%s echo", name)

@@ -44,6 +44,7 @@ const (
 type results struct {
 	cfg        config
 	tput       [2][]float64 // MB/s per round
+	stream     []float64    // MB/s per round through a minimal relay server (see stream.go)
 	echo       [2][]time.Duration
 	relay      []time.Duration // a key through a minimal relay server (see echo.go)
 	ping       []time.Duration // an AHP ping round trip to the daemon
@@ -129,9 +130,14 @@ func withDaemon[T any](ctx context.Context, bin, dir string, f func(*daemon) (T,
 
 // timed runs the throughput, echo, start and exit measurements, alternating
 // sides run by run so drift in the machine's load hits both alike.
-func timed(ctx context.Context, cfg config, d *daemon, c *wsClient, res *results) error {
+func timed(ctx context.Context, cfg config, d *daemon, c *wsClient, res *results) (err error) {
+	relay, err := openStream()
+	if err != nil {
+		return fmt.Errorf("throughput: %w", err)
+	}
+	defer func() { err = errors.Join(err, relay.close()) }()
 	for i := range cfg.rounds {
-		if err := throughputRound(ctx, cfg, d, c, res, i); err != nil {
+		if err := throughputRound(ctx, cfg, d, c, relay, res, i); err != nil {
 			return fmt.Errorf("throughput: %w", err)
 		}
 	}
@@ -170,9 +176,10 @@ func timed(ctx context.Context, cfg config, d *daemon, c *wsClient, res *results
 	return nil
 }
 
-// throughputRound measures one round per side. The progress line adds what
-// explains a figure: message and read sizes, and the daemon's CPU per MB.
-func throughputRound(ctx context.Context, cfg config, d *daemon, c *wsClient, res *results, i int) error {
+// throughputRound measures one round per side: shellgate, the plain loop,
+// the minimal relay. The progress line adds what explains a figure:
+// message, read and frame sizes, and the daemon's CPU per MB.
+func throughputRound(ctx context.Context, cfg config, d *daemon, c *wsClient, relay *streamSide, res *results, i int) error {
 	cpu0, err := cpuTime(d.pid())
 	if err != nil {
 		return err
@@ -189,11 +196,16 @@ func throughputRound(ctx context.Context, cfg config, d *daemon, c *wsClient, re
 	if err != nil {
 		return err
 	}
+	r, frames, err := relay.throughput(ctx, cfg.payload)
+	if err != nil {
+		return err
+	}
 	res.tput[sg], res.tput[pl] = append(res.tput[sg], v), append(res.tput[pl], p)
+	res.stream = append(res.stream, r)
 	mb := float64(cfg.payload) / 1e6
-	cfg.say("throughput round %d/%d: shellgate %.1f MB/s (%d messages of %.0f bytes; daemon CPU %.1f ms/MB), plain %.1f MB/s (%d reads of %.0f bytes)",
+	cfg.say("throughput round %d/%d: shellgate %.1f MB/s (%d messages of %.0f bytes; daemon CPU %.1f ms/MB), plain %.1f MB/s (%d reads of %.0f bytes), minimal relay %.1f MB/s (%d frames)",
 		i+1, cfg.rounds, v, msgs, float64(cfg.payload)/float64(max(msgs, 1)), float64((cpu1-cpu0).Milliseconds())/mb,
-		p, reads, float64(cfg.payload)/float64(max(reads, 1)))
+		p, reads, float64(cfg.payload)/float64(max(reads, 1)), r, frames)
 	return nil
 }
 
