@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -22,7 +23,22 @@ func main() {
 	if code, ok := shellgate.Helper(os.Args); ok {
 		os.Exit(code)
 	}
+	leaveCoresToChildren()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// leaveCoresToChildren runs Go code on half the CPUs the runtime would
+// take (at least one) unless GOMAXPROCS says otherwise. The daemon's work
+// for a byte is light and passes from goroutine to goroutine (the pump,
+// a connection's writer); a processor for each CPU made the runtime wake
+// and spin threads for each hand-off, on CPUs the terminals' own processes
+// were waiting for. On two CPUs, one processor took a pty flood from 0.73×
+// the plain read loop to 0.96–1.13× (docs/measured.md, "Processors").
+func leaveCoresToChildren() {
+	if os.Getenv("GOMAXPROCS") != "" {
+		return
+	}
+	runtime.GOMAXPROCS(max(1, runtime.GOMAXPROCS(0)/2))
 }
 
 // run executes the CLI and returns the process exit code.

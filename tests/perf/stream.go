@@ -20,7 +20,7 @@ import (
 // The throughput figure has a third side beside shellgate and the plain
 // loop, as the keystroke figure does: the least a server on a socket can do
 // with a flood. A helper process runs the same line under a pty of its own,
-// reads it with the plain loop and sends what it read to a loopback
+// reads it through Go's poller as the daemon does, and sends what it read to a loopback
 // WebSocket as binary frames (no JSON, no scrollback, no other viewer, a
 // goroutine to read and one to send). Its bytes cross the same processes and sockets as shellgate's
 // (the line, a server, this client), so the plain loop over it is what the
@@ -69,6 +69,10 @@ func streamOnce(ctx context.Context, c *websocket.Conn) error {
 	}
 	p, err := startPlain(ctx, throughputLine(n))
 	if err != nil {
+		return err
+	}
+	if p.master, err = pollable(p.master); err != nil {
+		_ = p.close(ctx, true)
 		return err
 	}
 	// The pty is read on a goroutine of its own into a pending buffer, and
@@ -156,7 +160,7 @@ func (s *streamSide) throughput(ctx context.Context, n int64) (float64, int, err
 		return 0, 0, fmt.Errorf("stream: %w", err)
 	}
 	defer conn.CloseNow()
-	conn.SetReadLimit(1 << 20)
+	conn.SetReadLimit(64 << 20) // as the AHP client: a frame holds all that came during the last write
 	buf := make([]byte, readSize)
 	t0 := time.Now()
 	if err := conn.Write(ctx, websocket.MessageText, []byte(strconv.FormatInt(n, 10))); err != nil {
