@@ -8,7 +8,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +35,11 @@ import (
 const streamEnv = "SHELLGATE_PERF_STREAM"
 
 func serveStream(in io.Reader, out io.Writer) int {
+	// The daemon's rule for processors (cmd/shellgate/main.go), so the
+	// floor runs the way shellgate does.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(max(1, runtime.GOMAXPROCS(0)/2))
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintf(out, "error: %v\n", err)
