@@ -23,3 +23,14 @@ type UserStore interface {
 	// moment it moves; asking it is as cheap as one check of the file.
 	Generation() uint64
 }
+
+// UserReading is what a UserStore may offer besides: a principal's record
+// and the roles table from one reading of the directory. A check that
+// needs both then judges the record by the roles of the same version of
+// the file, and pays for one look at it instead of two (the gate makes
+// several checks for each keystroke).
+type UserReading interface {
+	// PrincipalRoles is Principal and Roles together. The roles come even
+	// when the principal does not (false).
+	PrincipalRoles(id string) (access.Principal, *access.Roles, bool)
+}

@@ -136,6 +136,20 @@ func (s *Store) Principal(id string) (access.Principal, bool) {
 	return principalOf(d.file.users[i], s.clock()), true
 }
 
+// PrincipalRoles returns Principal and Roles from one reading of the file
+// (ports.UserReading).
+func (s *Store) PrincipalRoles(id string) (access.Principal, *access.Roles, bool) {
+	d, _ := s.current()
+	if d == nil {
+		return access.Principal{}, &access.Roles{}, false
+	}
+	i := d.file.find(id)
+	if i < 0 {
+		return access.Principal{}, d.roles, false
+	}
+	return principalOf(d.file.users[i], s.clock()), d.roles, true
+}
+
 // Roles returns the current roles table; an empty one (permitting nothing)
 // while the file is missing or untrusted.
 func (s *Store) Roles() *access.Roles {

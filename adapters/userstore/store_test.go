@@ -621,3 +621,28 @@ func TestRotatedTokenChangesThePrincipalsCredential(t *testing.T) {
 	require.Equal(t, byID.Credential, after.Credential)
 	require.NotContains(t, after.Credential, fresh)
 }
+
+// TestPrincipalRolesIsPrincipalAndRolesFromOneReading: the record and the
+// roles table come together, and an edit by hand is in both on the next
+// call.
+func TestPrincipalRolesIsPrincipalAndRolesFromOneReading(t *testing.T) {
+	s, path := open(t)
+	hash := userstore.HashToken("sg_sam")
+	writeInPlace(t, path, "roles: {typist: [terminal:output]}\nusers: [{id: sam, roles: [typist], token: "+hash+"}]\n")
+
+	p, roles, ok := s.PrincipalRoles("sam")
+	require.True(t, ok)
+	want, _ := s.Principal("sam")
+	require.Equal(t, want, p)
+	require.True(t, roles.Allows(p, access.TerminalOutput))
+	require.False(t, roles.Allows(p, access.TerminalInput))
+
+	writeInPlace(t, path, "roles: {typist: [terminal:write]}\nusers: [{id: sam, roles: [typist], token: "+hash+"}]\n")
+	p, roles, ok = s.PrincipalRoles("sam")
+	require.True(t, ok)
+	require.True(t, roles.Allows(p, access.TerminalInput), "the redefined role, on the next call")
+
+	_, roles, ok = s.PrincipalRoles("nobody-here")
+	require.False(t, ok)
+	require.NotNil(t, roles, "the roles come without a record too")
+}

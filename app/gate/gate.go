@@ -79,22 +79,49 @@ func (nobody) Generation() uint64                        { return 0 }
 
 // principal returns the caller's current record; false when nobody.
 func (g *Gate) principal(c Caller) (access.Principal, bool) {
+	p, _, ok := g.lookup(c, false)
+	return p, ok
+}
+
+// lookup returns the caller's current record and, when asked, the roles
+// table to judge it by, from one reading of the directory where the store
+// offers it (ports.UserReading); false when nobody.
+func (g *Gate) lookup(c Caller, withRoles bool) (access.Principal, *access.Roles, bool) {
 	if c.Root {
-		return access.Principal{ID: "root", Root: true}, true
+		return access.Principal{ID: "root", Root: true}, g.rolesIf(withRoles), true
 	}
 	if c.ID == "" {
-		return access.Principal{}, false
+		return access.Principal{}, nil, false
 	}
-	p, ok := g.users.Principal(c.ID)
+	var (
+		p     access.Principal
+		roles *access.Roles
+		ok    bool
+	)
+	if r, one := g.users.(ports.UserReading); one && withRoles {
+		p, roles, ok = r.PrincipalRoles(c.ID)
+	} else {
+		p, ok = g.users.Principal(c.ID)
+	}
 	if !ok || !p.Holds(c.Credential) {
-		return access.Principal{}, false
+		return access.Principal{}, nil, false
 	}
-	return p, true
+	if roles == nil {
+		roles = g.rolesIf(withRoles)
+	}
+	return p, roles, true
+}
+
+func (g *Gate) rolesIf(want bool) *access.Roles {
+	if !want {
+		return nil
+	}
+	return g.users.Roles()
 }
 
 // check decides one need.
 func (g *Gate) check(c Caller, n need) error {
-	p, ok := g.principal(c)
+	p, roles, ok := g.lookup(c, !n.signIn)
 	if !ok {
 		if n.signIn {
 			return ErrSignIn
@@ -104,7 +131,7 @@ func (g *Gate) check(c Caller, n need) error {
 	if n.signIn {
 		return nil
 	}
-	return g.users.Roles().Check(p, n.op)
+	return roles.Check(p, n.op)
 }
 
 // Allow decides whether the caller may do op now. It returns nil, a
@@ -175,11 +202,11 @@ func (g *Gate) Revoked(c Caller) bool {
 // role's `*:*` does. A reserve is there so that whoever can repair the host
 // can still get in when others have used up the rest.
 func (g *Gate) Reserved(c Caller) bool {
-	p, ok := g.principal(c)
+	p, roles, ok := g.lookup(c, true)
 	if !ok {
 		return false
 	}
-	_, missing := g.users.Roles().Missing(p, access.Operations()...)
+	_, missing := roles.Missing(p, access.Operations()...)
 	return !missing
 }
 
@@ -188,11 +215,10 @@ func (g *Gate) Reserved(c Caller) bool {
 // instead of trying and reading the refusal. Nobody (and a revoked
 // sign-in) may do none of them.
 func (g *Gate) Grants(c Caller) []access.Operation {
-	p, ok := g.principal(c)
+	p, roles, ok := g.lookup(c, true)
 	if !ok {
 		return []access.Operation{}
 	}
-	roles := g.users.Roles()
 	out := []access.Operation{}
 	for _, op := range access.Operations() {
 		if roles.Allows(p, op) {

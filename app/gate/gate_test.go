@@ -173,3 +173,60 @@ func TestGrantsListWhatTheCallerMayDoNow(t *testing.T) {
 	delete(d.ByToken, "t-watcher")
 	require.Empty(t, g.Grants(c))
 }
+
+// readingDirectory offers one reading of the directory for a record and
+// the roles together (ports.UserReading), and counts the readings.
+type readingDirectory struct {
+	directory
+	readings int
+}
+
+func (d *readingDirectory) Principal(id string) (access.Principal, bool) {
+	d.readings++
+	return d.directory.Principal(id)
+}
+
+func (d *readingDirectory) Roles() *access.Roles {
+	d.readings++
+	return d.directory.Roles()
+}
+
+func (d *readingDirectory) PrincipalRoles(id string) (access.Principal, *access.Roles, bool) {
+	d.readings++
+	p, ok := d.directory.Principal(id)
+	return p, d.RoleSet, ok
+}
+
+// TestACheckJudgesARecordByTheRolesOfTheSameReading: where the store can
+// give a record and the roles from one reading, a check takes both from
+// it, so the two never come from different versions of the users file
+// (and a keystroke's checks cost one look at the file each, not two).
+func TestACheckJudgesARecordByTheRolesOfTheSameReading(t *testing.T) {
+	d := &readingDirectory{directory: directory{
+		ByToken: map[string]access.Principal{"t-member": {ID: "mo", Roles: []string{"member"}}, "t-guest": {ID: "gus", Roles: []string{"guest"}}},
+		RoleSet: access.NewRoles(),
+	}}
+	g := gate.New(d)
+	member, guest := caller(t, g, "t-member"), caller(t, g, "t-guest")
+
+	d.readings = 0
+	require.NoError(t, g.Allow(member, access.TerminalInput))
+	require.Equal(t, 1, d.readings, "one reading for the record and its roles")
+
+	d.readings = 0
+	var denied *access.DeniedError
+	require.ErrorAs(t, g.Allow(guest, access.TerminalInput), &denied)
+	require.Equal(t, 1, d.readings)
+
+	d.readings = 0
+	require.NotEmpty(t, g.Grants(member))
+	require.False(t, g.Reserved(member))
+	require.Equal(t, 2, d.readings, "Grants and Reserved take one reading each")
+
+	d.readings = 0
+	require.NoError(t, g.Present(guest))
+	require.Equal(t, 1, d.readings, "a sign-in alone needs no roles")
+
+	delete(d.ByToken, "t-member")
+	require.ErrorIs(t, g.Allow(member, access.TerminalInput), gate.ErrSignIn, "a removed person is nobody on the next check")
+}
