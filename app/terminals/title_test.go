@@ -30,11 +30,15 @@ func titlesOf(events []hub.Event) []string {
 func TestProcessTitleRetitlesTheTerminalAtMostOncePerInterval(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1000, 0))
 	f := newHost(t, terminals.Config{}, clk)
-	term := f.create(terminals.Spec{PTY: true, Command: `printf '\033]0;one\007'; read x; printf '\033]2;two\007'; printf '\033]0;three\033\\'; read y`})
+	// Each title waits for a line, so none is set before the watchers are
+	// there to see it (a title set before a subscription is in the
+	// snapshot, not an event).
+	term := f.create(terminals.Spec{PTY: true, Command: `read go; printf '\033]0;one\007'; read x; printf '\033]2;two\007'; printf '\033]0;three\033\\'; read y`})
 	w := f.watch(term.URI())
 	root := &watcher{t: t, sub: hub.NewSubscriber("root", 0)}
 	subscribe(t, f.host, root.sub, terminals.RootChannel)
 	t.Cleanup(func() { f.hub.Remove(root.sub) })
+	require.NoError(t, f.host.Apply(terminals.Dispatch{URI: term.URI(), Action: terminal.Input{Data: "\n"}}))
 
 	w.until("the first title", func() bool { return len(titlesOf(w.events)) == 1 })
 	require.Equal(t, []string{"one"}, titlesOf(w.events))
@@ -70,8 +74,9 @@ func TestProcessTitleRetitlesTheTerminalAtMostOncePerInterval(t *testing.T) {
 func TestHeldTitleIsSentBeforeTheExit(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1000, 0))
 	f := newHost(t, terminals.Config{}, clk)
-	term := f.create(terminals.Spec{PTY: true, Command: `printf '\033]0;first\007'; read x; printf '\033]0;last\007'`})
+	term := f.create(terminals.Spec{PTY: true, Command: `read go; printf '\033]0;first\007'; read x; printf '\033]0;last\007'`})
 	w := f.watch(term.URI())
+	require.NoError(t, f.host.Apply(terminals.Dispatch{URI: term.URI(), Action: terminal.Input{Data: "\n"}}))
 	w.until("the first title", func() bool { return len(titlesOf(w.events)) == 1 })
 	require.NoError(t, f.host.Apply(terminals.Dispatch{URI: term.URI(), Action: terminal.Input{Data: "\n"}}))
 	w.until("the exit", func() bool { return len(w.exits()) == 1 })
