@@ -181,13 +181,13 @@ func newSessionClaims(app *agents.App, users ports.UserStore) sessionClaims {
 		if !ok || id == "" {
 			return false
 		}
-		p := access.Principal{ID: "root", Root: true}
+		c := agents.Caller{Principal: access.Principal{ID: "root", Root: true}, Roles: users.Roles()}
 		if !caller.Root {
-			if p, ok = users.Principal(caller.ID); !ok {
+			if c, ok = agents.CallerOf(users, caller.ID); !ok {
 				return false
 			}
 		}
-		_, err := app.GetSession.Handle(context.Background(), agents.Caller{Principal: p, Roles: users.Roles()}, id)
+		_, err := app.GetSession.Handle(context.Background(), c, id)
 		return err == nil
 	}
 }

@@ -203,11 +203,11 @@ func (sess *session) caller(req *sdk.CallToolRequest) (agents.Caller, error) {
 	if req.Extra == nil || req.Extra.TokenInfo == nil {
 		return agents.Caller{}, errors.New("not signed in: send Authorization: Bearer <agent token>")
 	}
-	p, ok := sess.s.users.Principal(req.Extra.TokenInfo.UserID)
+	c, ok := agents.CallerOf(sess.s.users, req.Extra.TokenInfo.UserID)
 	if !ok {
 		return agents.Caller{}, fmt.Errorf("%s is no longer in the users file", req.Extra.TokenInfo.UserID)
 	}
-	return agents.Caller{Principal: p, Roles: sess.s.users.Roles()}, nil
+	return c, nil
 }
 
 // terminalCaller is the agent as the terminal use cases ask their gate

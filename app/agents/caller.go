@@ -1,6 +1,9 @@
 package agents
 
-import "github.com/shellgate/shellgate/domain/access"
+import (
+	"github.com/shellgate/shellgate/domain/access"
+	"github.com/shellgate/shellgate/ports"
+)
 
 // Caller is who asks, and the roles table to judge them by, as the inbound
 // adapter resolved them for this one request (D2–D4).
@@ -34,4 +37,19 @@ func (c Caller) isAgent() bool {
 // the session: every session for a person, its own for an agent.
 func (c Caller) sees(e *entry) bool {
 	return !c.isAgent() || e.owner == c.Principal.ID
+}
+
+// CallerOf resolves a signed-in principal's id to its current record and
+// the roles to judge it by, from one reading of the directory where the
+// store offers it (ports.UserReading); false once the id is gone.
+func CallerOf(users ports.UserStore, id string) (Caller, bool) {
+	if r, ok := users.(ports.UserReading); ok {
+		p, roles, ok := r.PrincipalRoles(id)
+		return Caller{Principal: p, Roles: roles}, ok
+	}
+	p, ok := users.Principal(id)
+	if !ok {
+		return Caller{}, false
+	}
+	return Caller{Principal: p, Roles: users.Roles()}, true
 }
