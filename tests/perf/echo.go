@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
-	"strings"
 	"time"
 
 	"github.com/coder/websocket"
@@ -226,19 +223,9 @@ func serveRelay(in io.Reader, out io.Writer) int {
 		return 1
 	}
 	defer cat.close(ctx)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintf(out, "error: %v\n", err)
-		return 1
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
+	return serveLoopback(in, out, func(ctx context.Context, c *websocket.Conn) {
 		for {
-			_, key, err := c.Read(r.Context())
+			_, key, err := c.Read(ctx)
 			if err != nil || len(key) != 1 {
 				return
 			}
@@ -250,7 +237,7 @@ func serveRelay(in io.Reader, out io.Writer) int {
 				if err != nil {
 					return
 				}
-				if err := c.Write(r.Context(), websocket.MessageBinary, cat.buf[:n]); err != nil {
+				if err := c.Write(ctx, websocket.MessageBinary, cat.buf[:n]); err != nil {
 					return
 				}
 				if bytes.IndexByte(cat.buf[:n], key[0]) >= 0 {
@@ -258,12 +245,7 @@ func serveRelay(in io.Reader, out io.Writer) int {
 				}
 			}
 		}
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	fmt.Fprintln(out, ln.Addr().String())
-	_, _ = io.Copy(io.Discard, in)
-	_ = srv.Close()
-	return 0
+	})
 }
 
 // relayEcho is a WebSocket to a relay process.
@@ -274,16 +256,11 @@ type relayEcho struct {
 }
 
 func openRelay(ctx context.Context) (*relayEcho, error) {
-	cmd, stdin, stdout, err := startHelper(relayEnv)
+	cmd, stdin, addr, err := startServer(relayEnv)
 	if err != nil {
 		return nil, fmt.Errorf("relay: %w", err)
 	}
 	e := &relayEcho{cmd: cmd, stdin: stdin}
-	addr, err := bufio.NewReader(stdout).ReadString('\n')
-	addr = strings.TrimSpace(addr)
-	if err != nil || strings.HasPrefix(addr, "error") {
-		return nil, errors.Join(fmt.Errorf("relay: no address (%q): %w", addr, err), e.close(ctx))
-	}
 	tr := &http.Transport{DisableKeepAlives: true}
 	conn, _, err := websocket.Dial(ctx, "ws://"+addr+"/", &websocket.DialOptions{HTTPClient: &http.Client{Transport: tr}})
 	tr.CloseIdleConnections()

@@ -1,18 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -40,28 +36,13 @@ func serveStream(in io.Reader, out io.Writer) int {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(max(1, runtime.GOMAXPROCS(0)/2))
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintf(out, "error: %v\n", err)
-		return 1
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
-		if err := streamOnce(r.Context(), c); err != nil {
+	return serveLoopback(in, out, func(ctx context.Context, c *websocket.Conn) {
+		if err := streamOnce(ctx, c); err != nil {
 			_ = c.Close(websocket.StatusInternalError, err.Error())
 			return
 		}
 		_ = c.Close(websocket.StatusNormalClosure, "")
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	fmt.Fprintln(out, ln.Addr().String())
-	_, _ = io.Copy(io.Discard, in)
-	_ = srv.Close()
-	return 0
+	})
 }
 
 // streamOnce serves one request: the count, then the line's output.
@@ -143,17 +124,11 @@ type streamSide struct {
 }
 
 func openStream() (*streamSide, error) {
-	cmd, stdin, stdout, err := startHelper(streamEnv)
+	cmd, stdin, addr, err := startServer(streamEnv)
 	if err != nil {
 		return nil, fmt.Errorf("stream: %w", err)
 	}
-	s := &streamSide{cmd: cmd, stdin: stdin}
-	addr, err := bufio.NewReader(stdout).ReadString('\n')
-	s.addr = strings.TrimSpace(addr)
-	if err != nil || strings.HasPrefix(s.addr, "error") {
-		return nil, errors.Join(fmt.Errorf("stream: no address (%q): %w", s.addr, err), s.close())
-	}
-	return s, nil
+	return &streamSide{cmd: cmd, stdin: stdin, addr: addr}, nil
 }
 
 // throughput times n bytes from the request to the last byte, in MB/s,
