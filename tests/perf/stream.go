@@ -16,13 +16,14 @@ import (
 )
 
 // The throughput figure has a third side beside shellgate and the plain
-// loop, as the keystroke figure does: the least a server on a socket can do
-// with a flood. A helper process runs the same line under a pty of its own,
-// reads it through Go's poller as the daemon does, and sends what it read to a loopback
-// WebSocket as binary frames (no JSON, no scrollback, no other viewer, a
-// goroutine to read and one to send). Its bytes cross the same processes and sockets as shellgate's
-// (the line, a server, this client), so the plain loop over it is what the
-// socket alone costs, and it over shellgate is what shellgate costs on top.
+// loop, as the keystroke figure does: the least a server on a socket can
+// do with a flood. A helper process runs the same line under a pty of its
+// own, reads it through Go's poller as the daemon does, and sends what it
+// read to a loopback WebSocket as binary frames (no JSON, no scrollback,
+// no other viewer; a goroutine to read and one to send). Its bytes cross
+// the same processes and sockets as shellgate's (the line, a server, this
+// client), so the plain loop over it is what the socket alone costs, and
+// it over shellgate is what shellgate costs on top.
 
 // streamEnv, set to "1", makes this program that server: for each
 // WebSocket it accepts, it reads one text frame with a byte count, runs
