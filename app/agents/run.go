@@ -146,16 +146,24 @@ func (c *core) run(ctx context.Context, cmd command) (RunResult, error) {
 		timedOut, abandoned = make(chan struct{}), make(chan struct{})
 		var mu sync.Mutex
 		var grace ports.Timer
+		var returned bool
 		timer := c.clock.AfterFunc(limit, func() {
 			close(timedOut)
-			_ = term.Kill()
+			// The grace period is armed before the kill, and not at all
+			// once the run has returned: a kill that ends the process at
+			// once would otherwise let the run return and stop timers
+			// before this one existed, and it would outlive the command.
 			mu.Lock()
-			grace = c.clock.AfterFunc(killGrace, func() { close(abandoned) })
+			if !returned {
+				grace = c.clock.AfterFunc(killGrace, func() { close(abandoned) })
+			}
 			mu.Unlock()
+			_ = term.Kill()
 		})
 		defer func() {
 			timer.Stop()
 			mu.Lock()
+			returned = true
 			if grace != nil {
 				grace.Stop()
 			}
