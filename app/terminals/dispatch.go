@@ -33,6 +33,14 @@ func (h *Host) Apply(d Dispatch) error {
 	audience := ""
 	switch a := d.Action.(type) {
 	case terminal.Input:
+		// Whether the input reaches nothing is decided before it is
+		// written: a process may read it and exit at once, and input it
+		// read was taken, not refused.
+		var exited bool
+		h.read(func() { exited = t.state.Lifecycle.IsExited() })
+		if exited {
+			return ErrExited
+		}
 		if err := t.Write(a.Data); err != nil {
 			return err
 		}
@@ -58,7 +66,6 @@ func (h *Host) Apply(d Dispatch) error {
 	default:
 		return ErrNotDispatchable
 	}
-	var exited bool
 	h.update(func(tx hub.Tx) {
 		if t.removed {
 			return
@@ -83,10 +90,6 @@ func (h *Host) Apply(d Dispatch) error {
 		case terminal.Input:
 			// Typed input is echoed to its sender alone (D8); input from the
 			// host itself has nobody to confirm to.
-			if t.state.Lifecycle.IsExited() {
-				exited = true
-				return
-			}
 			if audience == "" {
 				return
 			}
@@ -95,8 +98,5 @@ func (h *Host) Apply(d Dispatch) error {
 			tx.Publish(d.URI, d.Action, d.Origin, "")
 		}
 	})
-	if exited {
-		return ErrExited
-	}
 	return nil
 }
