@@ -34,3 +34,17 @@ type UserReading interface {
 	// when the principal does not (false).
 	PrincipalRoles(id string) (access.Principal, *access.Roles, bool)
 }
+
+// ReadPrincipal is a principal's current record and the roles table to
+// judge it by: from one reading of the directory where users offers it
+// (UserReading), else from Principal and then Roles.
+func ReadPrincipal(users UserStore, id string) (access.Principal, *access.Roles, bool) {
+	if r, ok := users.(UserReading); ok {
+		return r.PrincipalRoles(id)
+	}
+	p, ok := users.Principal(id)
+	if !ok {
+		return access.Principal{}, nil, false
+	}
+	return p, users.Roles(), true
+}

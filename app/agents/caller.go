@@ -41,15 +41,8 @@ func (c Caller) sees(e *entry) bool {
 
 // CallerOf resolves a signed-in principal's id to its current record and
 // the roles to judge it by, from one reading of the directory where the
-// store offers it (ports.UserReading); false once the id is gone.
+// store offers it (ports.ReadPrincipal); false once the id is gone.
 func CallerOf(users ports.UserStore, id string) (Caller, bool) {
-	if r, ok := users.(ports.UserReading); ok {
-		p, roles, ok := r.PrincipalRoles(id)
-		return Caller{Principal: p, Roles: roles}, ok
-	}
-	p, ok := users.Principal(id)
-	if !ok {
-		return Caller{}, false
-	}
-	return Caller{Principal: p, Roles: users.Roles()}, true
+	p, roles, ok := ports.ReadPrincipal(users, id)
+	return Caller{Principal: p, Roles: roles}, ok
 }

@@ -79,49 +79,30 @@ func (nobody) Generation() uint64                        { return 0 }
 
 // principal returns the caller's current record; false when nobody.
 func (g *Gate) principal(c Caller) (access.Principal, bool) {
-	p, _, ok := g.lookup(c, false)
+	p, _, ok := g.lookup(c)
 	return p, ok
 }
 
-// lookup returns the caller's current record and, when asked, the roles
-// table to judge it by, from one reading of the directory where the store
-// offers it (ports.UserReading); false when nobody.
-func (g *Gate) lookup(c Caller, withRoles bool) (access.Principal, *access.Roles, bool) {
+// lookup returns the caller's current record and the roles table to judge
+// it by, from one reading of the directory where the store offers it
+// (ports.ReadPrincipal); false when nobody.
+func (g *Gate) lookup(c Caller) (access.Principal, *access.Roles, bool) {
 	if c.Root {
-		return access.Principal{ID: "root", Root: true}, g.rolesIf(withRoles), true
+		return access.Principal{ID: "root", Root: true}, g.users.Roles(), true
 	}
 	if c.ID == "" {
 		return access.Principal{}, nil, false
 	}
-	var (
-		p     access.Principal
-		roles *access.Roles
-		ok    bool
-	)
-	if r, one := g.users.(ports.UserReading); one && withRoles {
-		p, roles, ok = r.PrincipalRoles(c.ID)
-	} else {
-		p, ok = g.users.Principal(c.ID)
-	}
+	p, roles, ok := ports.ReadPrincipal(g.users, c.ID)
 	if !ok || !p.Holds(c.Credential) {
 		return access.Principal{}, nil, false
-	}
-	if roles == nil {
-		roles = g.rolesIf(withRoles)
 	}
 	return p, roles, true
 }
 
-func (g *Gate) rolesIf(want bool) *access.Roles {
-	if !want {
-		return nil
-	}
-	return g.users.Roles()
-}
-
 // check decides one need.
 func (g *Gate) check(c Caller, n need) error {
-	p, roles, ok := g.lookup(c, !n.signIn)
+	p, roles, ok := g.lookup(c)
 	if !ok {
 		if n.signIn {
 			return ErrSignIn
@@ -202,7 +183,7 @@ func (g *Gate) Revoked(c Caller) bool {
 // role's `*:*` does. A reserve is there so that whoever can repair the host
 // can still get in when others have used up the rest.
 func (g *Gate) Reserved(c Caller) bool {
-	p, roles, ok := g.lookup(c, true)
+	p, roles, ok := g.lookup(c)
 	if !ok {
 		return false
 	}
@@ -215,7 +196,7 @@ func (g *Gate) Reserved(c Caller) bool {
 // instead of trying and reading the refusal. Nobody (and a revoked
 // sign-in) may do none of them.
 func (g *Gate) Grants(c Caller) []access.Operation {
-	p, roles, ok := g.lookup(c, true)
+	p, roles, ok := g.lookup(c)
 	if !ok {
 		return []access.Operation{}
 	}

@@ -225,7 +225,7 @@ func TestACheckJudgesARecordByTheRolesOfTheSameReading(t *testing.T) {
 
 	d.readings = 0
 	require.NoError(t, g.Present(guest))
-	require.Equal(t, 1, d.readings, "a sign-in alone needs no roles")
+	require.Equal(t, 1, d.readings, "a sign-in check is one reading too")
 
 	delete(d.ByToken, "t-member")
 	require.ErrorIs(t, g.Allow(member, access.TerminalInput), gate.ErrSignIn, "a removed person is nobody on the next check")

@@ -36,9 +36,7 @@ func (h *Host) Apply(d Dispatch) error {
 		// Whether the input reaches nothing is decided before it is
 		// written: a process may read it and exit at once, and input it
 		// read was taken, not refused.
-		var exited bool
-		h.read(func() { exited = t.state.Lifecycle.IsExited() })
-		if exited {
+		if t.exited() {
 			return ErrExited
 		}
 		if err := t.Write(a.Data); err != nil {

@@ -402,18 +402,23 @@ func (t *Terminal) EndInput(offset int64, fed Fed) error {
 
 // liveProcess is the process, or nil once the terminal's exit is known.
 func (t *Terminal) liveProcess() ports.Process {
+	if t.exited() {
+		return nil
+	}
+	return t.process()
+}
+
+// exited reports whether the process's exit is known.
+func (t *Terminal) exited() bool {
 	select {
 	case <-t.done:
-		return nil
+		return true
 	default:
 	}
 	// The exit is in the state (and announced) a moment before done closes.
 	var exited bool
 	t.host.read(func() { exited = t.state.Lifecycle.IsExited() })
-	if exited {
-		return nil
-	}
-	return t.process()
+	return exited
 }
 
 // ptyEOF is the end-of-input character of a pseudoterminal's line
