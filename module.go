@@ -17,6 +17,7 @@ import (
 	"github.com/shellgate/shellgate/adapters/clock"
 	"github.com/shellgate/shellgate/adapters/httpserver"
 	mcpserver "github.com/shellgate/shellgate/adapters/mcp"
+	"github.com/shellgate/shellgate/adapters/memrelease"
 	"github.com/shellgate/shellgate/adapters/metrics"
 	"github.com/shellgate/shellgate/adapters/restapi"
 	"github.com/shellgate/shellgate/adapters/runguard"
@@ -98,6 +99,7 @@ func Options(cfg Config, logOut io.Writer) fx.Option {
 		}),
 		fx.StopTimeout(cfg.StopGrace+10*time.Second),
 		clock.Module,
+		memrelease.Module,
 		metrics.Module,
 		websocket.Module,
 		web.Module,
