@@ -24,7 +24,13 @@ import (
 //     writes it to cat under its own pty and sends the echo back, with no
 //     protocol and one goroutine. It crosses the same processes as
 //     shellgate's key (client, server, cat) and does nothing else: no
-//     server on a socket can answer a key sooner.
+//     server on a socket can answer a key sooner. It waits for cat in a
+//     blocking read, a thread asleep in the pty itself;
+//   - polled relay: the same relay waiting for cat in Go's poller instead,
+//     the way a server holding many terminals waits (a blocking read each
+//     would pin an OS thread per terminal, and the daemon's terminals are
+//     read that way). What it adds to the relay is what the poller's
+//     sleep and wake-up cost a key on this machine.
 const echoBlock = 50
 
 // echoer times one round trip for key i.
@@ -36,6 +42,7 @@ type echoer interface {
 // echoSamples are the keystroke measurements of a run.
 type echoSamples struct {
 	sg, plain, relay []time.Duration
+	polledRelay      []time.Duration // the relay, waiting for cat in Go's poller
 	sgAck            []time.Duration // when shellgate's echo of the input action came
 	ping             []time.Duration // an AHP ping to the daemon and its answer
 }
@@ -52,15 +59,19 @@ func measureEchoes(ctx context.Context, c *wsClient, samples, warmup int) (echoS
 	if err != nil {
 		return res, errors.Join(err, sgSide.close(ctx))
 	}
-	relaySide, err := openRelay(ctx)
+	relaySide, err := openRelay(ctx, relayEnv)
 	if err != nil {
 		return res, errors.Join(err, sgSide.close(ctx), plainSide.close(ctx))
+	}
+	polledSide, err := openRelay(ctx, polledRelayEnv)
+	if err != nil {
+		return res, errors.Join(err, sgSide.close(ctx), plainSide.close(ctx), relaySide.close(ctx))
 	}
 	pingSide := &pinger{c: c}
 	sides := []struct {
 		e   echoer
 		out *[]time.Duration
-	}{{sgSide, &res.sg}, {plainSide, &res.plain}, {relaySide, &res.relay}, {pingSide, &res.ping}}
+	}{{sgSide, &res.sg}, {plainSide, &res.plain}, {relaySide, &res.relay}, {polledSide, &res.polledRelay}, {pingSide, &res.ping}}
 
 	err = func() error {
 		for done := -warmup; done < samples; {
@@ -211,13 +222,22 @@ func (*pinger) close(context.Context) error { return nil }
 // loopback, and for each frame (one key, no JSON) writes the key to the pty
 // and sends back what the pty gives until the key is among it. One
 // goroutine, nothing else: the least a server can do for a key. It prints
-// its address and ends when its stdin closes.
-const relayEnv = "SHELLGATE_PERF_RELAY"
+// its address and ends when its stdin closes. polledRelayEnv makes it the
+// same server reading its pty through Go's poller.
+const (
+	relayEnv       = "SHELLGATE_PERF_RELAY"
+	polledRelayEnv = "SHELLGATE_PERF_POLLED_RELAY"
+)
 
-func serveRelay(in io.Reader, out io.Writer) int {
+func serveRelay(in io.Reader, out io.Writer, polled bool) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cat, err := openPlainEcho(ctx)
+	if err == nil && polled {
+		if cat.p.master, err = pollable(cat.p.master); err != nil {
+			_ = cat.close(ctx)
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(out, "error: %v\n", err)
 		return 1
@@ -255,8 +275,9 @@ type relayEcho struct {
 	conn  *websocket.Conn
 }
 
-func openRelay(ctx context.Context) (*relayEcho, error) {
-	cmd, stdin, addr, err := startServer(relayEnv)
+// openRelay starts the relay that env names and connects to it.
+func openRelay(ctx context.Context, env string) (*relayEcho, error) {
+	cmd, stdin, addr, err := startServer(env)
 	if err != nil {
 		return nil, fmt.Errorf("relay: %w", err)
 	}

@@ -28,7 +28,10 @@ func main() {
 		os.Exit(holdIdle(os.Stdin, os.Stdout))
 	}
 	if os.Getenv(relayEnv) == "1" {
-		os.Exit(serveRelay(os.Stdin, os.Stdout))
+		os.Exit(serveRelay(os.Stdin, os.Stdout, false))
+	}
+	if os.Getenv(polledRelayEnv) == "1" {
+		os.Exit(serveRelay(os.Stdin, os.Stdout, true))
 	}
 	if os.Getenv(streamEnv) == "1" {
 		os.Exit(serveStream(os.Stdin, os.Stdout))

@@ -17,7 +17,10 @@ func TestMain(m *testing.M) {
 		os.Exit(holdIdle(os.Stdin, os.Stdout))
 	}
 	if os.Getenv(relayEnv) == "1" {
-		os.Exit(serveRelay(os.Stdin, os.Stdout))
+		os.Exit(serveRelay(os.Stdin, os.Stdout, false))
+	}
+	if os.Getenv(polledRelayEnv) == "1" {
+		os.Exit(serveRelay(os.Stdin, os.Stdout, true))
 	}
 	if os.Getenv(streamEnv) == "1" {
 		os.Exit(serveStream(os.Stdin, os.Stdout))
@@ -50,6 +53,7 @@ func TestQuickRunMeasuresEveryFigure(t *testing.T) {
 		}
 		require.Len(t, res.echo[side], cfg.echo, name)
 		require.Len(t, res.relay, cfg.echo, "relay")
+		require.Len(t, res.polled, cfg.echo, "polled relay")
 		require.Len(t, res.stream, cfg.rounds, "relay throughput")
 		require.Len(t, res.ping, cfg.echo, "ping")
 		for _, d := range res.echo[side] {

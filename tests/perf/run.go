@@ -47,6 +47,7 @@ type results struct {
 	stream     []float64    // MB/s per round through a minimal relay server (see stream.go)
 	echo       [2][]time.Duration
 	relay      []time.Duration // a key through a minimal relay server (see echo.go)
+	polled     []time.Duration // the same relay waiting for cat in Go's poller
 	ping       []time.Duration // an AHP ping round trip to the daemon
 	start      [2][]time.Duration
 	startsLost [2]int // start runs whose "ready" never came (not timed)
@@ -212,12 +213,12 @@ func throughputRound(ctx context.Context, cfg config, d *daemon, c *wsClient, re
 // echoes measures the keystroke round trips, the sides interleaved in
 // blocks.
 func echoes(ctx context.Context, cfg config, c *wsClient, res *results) error {
-	cfg.say("keystroke echo, %d round trips per side in blocks of %d: shellgate, plain, minimal relay, ping", cfg.echo, echoBlock)
+	cfg.say("keystroke echo, %d round trips per side in blocks of %d: shellgate, plain, minimal relay, polled relay, ping", cfg.echo, echoBlock)
 	e, err := measureEchoes(ctx, c, cfg.echo, cfg.warmup)
 	if err != nil {
 		return err
 	}
-	res.echo[sg], res.echo[pl], res.relay, res.ping = e.sg, e.plain, e.relay, e.ping
+	res.echo[sg], res.echo[pl], res.relay, res.polled, res.ping = e.sg, e.plain, e.relay, e.polledRelay, e.ping
 	cfg.say("  shellgate: the input's own echo came back after p50 %s, the output after p50 %s",
 		micros(percentile(e.sgAck, 50)), micros(percentile(e.sg, 50)))
 	return nil
