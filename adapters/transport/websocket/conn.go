@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -85,11 +86,29 @@ func (c *conn) refuseInvalidText() error {
 	return ce
 }
 
+// gatherAlone is the largest message that is gathered on its own: its
+// frame header and payload reach the socket in one write, whatever the
+// size of the library's write buffer (hijack.go). Copying it once more
+// costs less than a second system call; a larger one is written straight
+// from the message.
+const gatherAlone = 16 << 10
+
 // Write sends msg as one text frame, within the write timeout.
 func (c *conn) Write(ctx context.Context, msg []byte) error {
 	if ce := c.ended(); ce != nil {
 		return ce
 	}
+	if c.gather != nil && len(msg) <= gatherAlone && c.gather.gather() {
+		err := c.write(ctx, msg)
+		if ferr := c.Flush(ctx); err == nil {
+			err = ferr
+		}
+		return err
+	}
+	return c.write(ctx, msg)
+}
+
+func (c *conn) write(ctx context.Context, msg []byte) error {
 	wctx := ctx
 	if c.writeTimeout > 0 {
 		var cancel context.CancelFunc
@@ -103,10 +122,7 @@ func (c *conn) Write(ctx context.Context, msg []byte) error {
 	if ctx.Err() == nil && wctx.Err() != nil {
 		// A peer that cannot take one message in this long is stuck;
 		// the library has already dropped the socket.
-		ce, _ := c.end(&ports.CloseError{
-			Code:   ports.CloseAbnormal,
-			Reason: fmt.Sprintf("peer did not take a message within %s", c.writeTimeout),
-		})
+		ce, _ := c.end(stuckPeer(c.writeTimeout))
 		return ce
 	}
 	return c.failed(ctx, err)
@@ -136,9 +152,22 @@ func (c *conn) Flush(ctx context.Context) error {
 	}
 	if err := c.gather.flush(deadline); err != nil {
 		_ = c.ws.CloseNow()
+		if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil && c.writeTimeout > 0 {
+			ce, _ := c.end(stuckPeer(c.writeTimeout))
+			return ce
+		}
 		return c.failed(ctx, err)
 	}
 	return nil
+}
+
+// stuckPeer is the cause of an end when a peer did not take a message
+// within the write timeout.
+func stuckPeer(timeout time.Duration) *ports.CloseError {
+	return &ports.CloseError{
+		Code:   ports.CloseAbnormal,
+		Reason: fmt.Sprintf("peer did not take a message within %s", timeout),
+	}
 }
 
 // Close sends code and reason in a close frame and waits (up to about ten

@@ -84,13 +84,17 @@ func (c *gatherConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-func (c *gatherConn) gather() {
+// gather starts holding writes back; false when they already were (the
+// flush that ends it is someone else's).
+func (c *gatherConn) gather() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.gathering {
-		c.gathering = true
-		c.buf = gatherPool.Get().(*[]byte)
+	if c.gathering {
+		return false
 	}
+	c.gathering = true
+	c.buf = gatherPool.Get().(*[]byte)
+	return true
 }
 
 // flush writes what was gathered in one write, by deadline (zero: none).

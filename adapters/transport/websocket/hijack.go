@@ -22,14 +22,15 @@ import (
 //     growing buffer (io.ReadAll doubles it): 3–5 reads, where 4 KiB took 1–2.
 //   - It writes a frame's header and payload to the writer and flushes.
 //     While both fit, that is one write; a larger payload fills the buffer,
-//     which goes out in one write, and the rest goes out in a second (straight
-//     from the message when it is at least the buffer's size). An answer or
-//     an echo (up to about 1 KiB) is one write. A 1–4 KiB message is two
-//     writes, where up to 4 KiB was one; when the daemon gathers a batch
-//     (gatherConn) the whole batch is still one socket write.
+//     which goes out in one write, and the rest goes out in a second
+//     (straight from the message). A message of up to 16 KiB is gathered
+//     (conn.Write, gatherConn), so its pieces leave in one socket write
+//     whatever this buffer's size; the buffer only has to hold what the
+//     library writes on its own, a ping, a pong or a close frame (up to 127
+//     bytes). A larger message is two writes, as it was with 4 KiB.
 const (
 	readBufferSize  = 512
-	writeBufferSize = 1 << 10
+	writeBufferSize = 128
 )
 
 // smallBuffers wraps a ResponseWriter so that the Hijack the library calls

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -279,4 +280,64 @@ func TestUpgradeWorksBehindMiddlewareThatUnwraps(t *testing.T) {
 	_, got, err = client.Read(ctx)
 	require.NoError(t, err)
 	require.Len(t, got, 3000)
+}
+
+// countingListener counts the writes to the sockets it accepts.
+type countingListener struct {
+	net.Listener
+	writes atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countedConn{Conn: c, writes: &l.writes}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c *countedConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// TestAMessageUpTo16KiBLeavesInOneSocketWrite: on the daemon's listener a
+// message's frame header and payload reach the socket together, however
+// small the library's write buffer, so the peer wakes once for it; a
+// larger one is written from the message itself, in two.
+func TestAMessageUpTo16KiBLeavesInOneSocketWrite(t *testing.T) {
+	srv, err := websocket.New(websocket.Options{})
+	require.NoError(t, err)
+	hs := httptest.NewUnstartedServer(srv)
+	counted := &countingListener{Listener: hs.Listener}
+	hs.Listener = websocket.Listener(counted)
+	hs.Config.ConnContext = websocket.ConnContext
+	hs.Start()
+	t.Cleanup(func() {
+		require.NoError(t, srv.Close())
+		hs.Close()
+	})
+	f := &fixture{srv: srv, hs: hs, url: hs.URL, host: hs.Listener.Addr().String()}
+	ctx := waitCtx(t)
+	client, server := f.connect(t, nil)
+	client.SetReadLimit(1 << 20)
+
+	for _, tc := range []struct{ size, writes int }{{10, 1}, {200, 1}, {1000, 1}, {4 << 10, 1}, {16 << 10, 1}, {64 << 10, 2}} {
+		msg := bytes.Repeat([]byte("m"), tc.size)
+		before := counted.writes.Load()
+		var wrote sync.WaitGroup
+		var writeErr error
+		wrote.Go(func() { writeErr = server.Write(ctx, msg) })
+		_, got, err := client.Read(ctx)
+		wrote.Wait()
+		require.NoError(t, writeErr)
+		require.NoError(t, err)
+		require.Equal(t, msg, got)
+		require.Equal(t, int64(tc.writes), counted.writes.Load()-before, "socket writes for a %d-byte message", tc.size)
+	}
 }

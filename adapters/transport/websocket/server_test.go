@@ -2,6 +2,7 @@ package websocket_test
 
 import (
 	"bytes"
+	"fmt"
 	"context"
 	"errors"
 	"io"
@@ -551,20 +552,29 @@ func TestPeerThatAnswersPingsStaysConnected(t *testing.T) {
 	require.Equal(t, ports.CloseNormal, closeErr(t, <-serverErr).Code)
 }
 
+// TestWriteTimeoutDropsPeerThatStopsReading, with messages written
+// straight from themselves and, on the daemon's listener, small ones
+// gathered on their own (whose write happens at the flush).
 func TestWriteTimeoutDropsPeerThatStopsReading(t *testing.T) {
-	ctx := waitCtx(t)
-	f := start(t, websocket.Options{PingInterval: -1, WriteTimeout: 50 * time.Millisecond})
-	_, server := f.connect(t, nil)
+	for name, startServer := range bothListeners {
+		for _, size := range []int{8 << 10, 1 << 20} {
+			t.Run(fmt.Sprintf("%s, %d bytes", name, size), func(t *testing.T) {
+				ctx := waitCtx(t)
+				f := startServer(t, websocket.Options{PingInterval: -1, WriteTimeout: 50 * time.Millisecond})
+				_, server := f.connect(t, nil)
 
-	// The client never reads: once the socket buffers fill, a Write stalls.
-	chunk := bytes.Repeat([]byte("x"), 1<<20)
-	var err error
-	for i := 0; err == nil && i < 1000; i++ {
-		err = server.Write(ctx, chunk)
+				// The client never reads: once the socket buffers fill, a Write stalls.
+				chunk := bytes.Repeat([]byte("x"), size)
+				var err error
+				for i := 0; err == nil && i < 1<<30/size; i++ {
+					err = server.Write(ctx, chunk)
+				}
+				ce := closeErr(t, err)
+				require.Equal(t, ports.CloseAbnormal, ce.Code)
+				require.Contains(t, ce.Reason, "did not take a message")
+			})
+		}
 	}
-	ce := closeErr(t, err)
-	require.Equal(t, ports.CloseAbnormal, ce.Code)
-	require.Contains(t, ce.Reason, "did not take a message")
 }
 
 func TestWritesFromOneGoroutineWhileAnotherReads(t *testing.T) {
