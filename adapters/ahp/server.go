@@ -268,7 +268,7 @@ func (s *Server) Close(reason string) {
 
 // Serve runs one connection until it ends.
 func (s *Server) Serve(ctx context.Context, pc ports.Conn) {
-	c := &conn{srv: s, pc: pc, sub: s.app.NewViewer(s.opts.QueueBytes), channels: map[string]bool{}, shape: newestShape}
+	c := &conn{srv: s, pc: pc, sub: s.app.NewViewer(s.opts.QueueBytes), shape: newestShape}
 	if s.gate.AllowsAll() {
 		c.caller = gate.Caller{Root: true}
 	} else if tok := pc.Peer().Token; tok != "" {
@@ -354,7 +354,7 @@ type conn struct {
 	defaultShell string
 
 	chMu     sync.Mutex
-	channels map[string]bool
+	channels channelSet
 
 	closeOnce sync.Once
 	closer    sync.WaitGroup // a close for falling behind, under way
@@ -375,9 +375,10 @@ type conn struct {
 	// mayRead are the channels the caller was found to read (under wmu),
 	// good while the users store's generation and the caller are the ones
 	// they were found at (stillReadable).
-	mayRead map[string]struct{}
-	readGen uint64
-	readWho gate.Caller
+	mayRead    channelSet
+	mayReadSet bool // mayRead was begun for readGen and readWho
+	readGen    uint64
+	readWho    gate.Caller
 
 	authMu    sync.Mutex
 	caller    gate.Caller
@@ -388,26 +389,22 @@ type conn struct {
 func (c *conn) subscribed() []string {
 	c.chMu.Lock()
 	defer c.chMu.Unlock()
-	out := make([]string, 0, len(c.channels))
-	for ch := range c.channels {
-		out = append(out, ch)
-	}
-	return out
+	return c.channels.names()
 }
 
 func (c *conn) isSubscribed(ch string) bool {
 	c.chMu.Lock()
 	defer c.chMu.Unlock()
-	return c.channels[ch]
+	return c.channels.has(ch)
 }
 
 func (c *conn) setSubscribed(ch string, on bool) {
 	c.chMu.Lock()
 	defer c.chMu.Unlock()
 	if on {
-		c.channels[ch] = true
+		c.channels.add(ch)
 	} else {
-		delete(c.channels, ch)
+		c.channels.remove(ch)
 	}
 }
 
@@ -853,11 +850,11 @@ func (c *conn) stillReadable(batch []terminals.Event) []terminals.Event {
 			// to check: answers and the root list need nothing.
 			current = true
 			gen, who := c.srv.gate.Generation(), c.who()
-			if c.mayRead == nil || gen != c.readGen || who != c.readWho {
-				c.mayRead, c.readGen, c.readWho = map[string]struct{}{}, gen, who
+			if !c.mayReadSet || gen != c.readGen || who != c.readWho {
+				c.mayRead, c.mayReadSet, c.readGen, c.readWho = channelSet{}, true, gen, who
 			}
 		}
-		if _, ok := c.mayRead[channel]; ok {
+		if c.mayRead.has(channel) {
 			return true
 		}
 		if c.srv.gate.Read(c.readWho, channel) != nil {
@@ -865,7 +862,7 @@ func (c *conn) stillReadable(batch []terminals.Event) []terminals.Event {
 			c.setSubscribed(channel, false)
 			return false
 		}
-		c.mayRead[channel] = struct{}{}
+		c.mayRead.add(channel)
 		return true
 	}
 	out := batch[:0]
