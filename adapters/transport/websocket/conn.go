@@ -98,19 +98,26 @@ func (c *conn) Write(ctx context.Context, msg []byte) error {
 	if ce := c.ended(); ce != nil {
 		return ce
 	}
-	if c.gather != nil && c.writeTimeout > 0 && len(msg) <= gatherAlone && c.gather.gather() {
-		// Gathered, the library's write only copies: it cannot wait, so it
-		// gets a context that never ends. The library keeps the context of
-		// the last write until the next one, and a timeout's context (its
-		// timer, its channel) held that way cost each idle connection about
-		// 500 bytes. The write timeout and ctx's deadline bound the flush.
-		err := c.ws.Write(context.WithoutCancel(ctx), ws.MessageText, msg)
-		if ferr := c.Flush(ctx); err == nil {
-			err = ferr
-		} else {
-			err = c.failed(ctx, err)
+	if c.gather != nil && c.writeTimeout > 0 {
+		own := len(msg) <= gatherAlone && c.gather.gather()
+		if own || c.gather.holding() {
+			// Gathered, the library's write only copies: it cannot wait, so
+			// it gets a context that never ends. The library keeps the
+			// context of the last write until the next one, and a timeout's
+			// context (its timer, its channel) held that way cost each idle
+			// connection about 500 bytes. The write timeout and ctx's
+			// deadline bound the flush: this one's, or the gatherer's.
+			err := c.ws.Write(context.WithoutCancel(ctx), ws.MessageText, msg)
+			if err != nil {
+				err = c.failed(ctx, err)
+			}
+			if own {
+				if ferr := c.Flush(ctx); err == nil {
+					err = ferr
+				}
+			}
+			return err
 		}
-		return err
 	}
 	return c.write(ctx, msg)
 }

@@ -97,6 +97,14 @@ func (c *gatherConn) gather() bool {
 	return true
 }
 
+// holding reports whether writes are being gathered. Only the one writer
+// that gathers and flushes asks, so the answer holds until it flushes.
+func (c *gatherConn) holding() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gathering
+}
+
 // flush writes what was gathered in one write, by deadline (zero: none).
 func (c *gatherConn) flush(deadline time.Time) error {
 	c.mu.Lock()

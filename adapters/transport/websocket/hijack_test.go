@@ -2,6 +2,7 @@ package websocket_test
 
 import (
 	"bufio"
+	"context"
 	"bytes"
 	"encoding/binary"
 	"fmt"
@@ -340,4 +341,48 @@ func TestAMessageUpTo16KiBLeavesInOneSocketWrite(t *testing.T) {
 		require.Equal(t, msg, got)
 		require.Equal(t, int64(tc.writes), counted.writes.Load()-before, "socket writes for a %d-byte message", tc.size)
 	}
+}
+
+// watchedCtx counts the calls that tie something to it: Done, which the
+// library's waits and every derived timeout's propagation call.
+type watchedCtx struct {
+	context.Context
+	dones atomic.Int64
+}
+
+func (c *watchedCtx) Done() <-chan struct{} {
+	c.dones.Add(1)
+	return c.Context.Done()
+}
+
+// TestAGatheredWriteTiesNothingToTheCallersContext: a write that only
+// copies into what is gathered, alone or in a batch, derives no timeout
+// from the caller's context and leaves nothing waiting on it (the library
+// keeps the last write's context until the next write).
+func TestAGatheredWriteTiesNothingToTheCallersContext(t *testing.T) {
+	f := startGathering(t, websocket.Options{})
+	ctx := waitCtx(t)
+	client, server := f.connect(t, nil)
+	client.SetReadLimit(1 << 20)
+	watched := &watchedCtx{Context: ctx}
+
+	var read sync.WaitGroup
+	var readErr error
+	read.Go(func() {
+		for range 3 {
+			if _, _, err := client.Read(ctx); err != nil {
+				readErr = err
+				return
+			}
+		}
+	})
+	require.NoError(t, server.Write(watched, []byte(`{"alone":true}`)))
+	g := server.(ports.Gatherer)
+	require.True(t, g.Gather())
+	require.NoError(t, server.Write(watched, []byte(`{"echo":true}`)))
+	require.NoError(t, server.Write(watched, bytes.Repeat([]byte("o"), 64<<10)))
+	require.NoError(t, g.Flush(ctx))
+	read.Wait()
+	require.NoError(t, readErr)
+	require.Zero(t, watched.dones.Load(), "something was tied to the caller's context")
 }
