@@ -2,8 +2,8 @@ package websocket_test
 
 import (
 	"bufio"
-	"context"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
