@@ -24,19 +24,27 @@ import (
 )
 
 func main() {
-	if os.Getenv(holderEnv) == "1" {
-		os.Exit(holdIdle(os.Stdin, os.Stdout))
-	}
-	if os.Getenv(relayEnv) == "1" {
-		os.Exit(serveRelay(os.Stdin, os.Stdout, false))
-	}
-	if os.Getenv(polledRelayEnv) == "1" {
-		os.Exit(serveRelay(os.Stdin, os.Stdout, true))
-	}
-	if os.Getenv(streamEnv) == "1" {
-		os.Exit(serveStream(os.Stdin, os.Stdout))
+	if code, ok := runHelper(); ok {
+		os.Exit(code)
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// runHelper runs this program in the helper role its environment names
+// (startHelper), talking over stdin and stdout, and reports whether it had
+// one: the test binary takes the same roles.
+func runHelper() (code int, ok bool) {
+	switch {
+	case os.Getenv(holderEnv) == "1":
+		return holdIdle(os.Stdin, os.Stdout), true
+	case os.Getenv(relayEnv) == "1":
+		return serveRelay(os.Stdin, os.Stdout, false), true
+	case os.Getenv(polledRelayEnv) == "1":
+		return serveRelay(os.Stdin, os.Stdout, true), true
+	case os.Getenv(streamEnv) == "1":
+		return serveStream(os.Stdin, os.Stdout), true
+	}
+	return 0, false
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

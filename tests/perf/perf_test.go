@@ -12,18 +12,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The plain memory figure re-runs this binary as an idle-terminal holder.
-	if os.Getenv(holderEnv) == "1" {
-		os.Exit(holdIdle(os.Stdin, os.Stdout))
-	}
-	if os.Getenv(relayEnv) == "1" {
-		os.Exit(serveRelay(os.Stdin, os.Stdout, false))
-	}
-	if os.Getenv(polledRelayEnv) == "1" {
-		os.Exit(serveRelay(os.Stdin, os.Stdout, true))
-	}
-	if os.Getenv(streamEnv) == "1" {
-		os.Exit(serveStream(os.Stdin, os.Stdout))
+	// The figures re-run this binary as their helpers (an idle-terminal
+	// holder, the relays).
+	if code, ok := runHelper(); ok {
+		os.Exit(code)
 	}
 	goleak.VerifyTestMain(m,
 		// The thread children are forked on lives as long as the process.
@@ -53,7 +45,7 @@ func TestQuickRunMeasuresEveryFigure(t *testing.T) {
 		}
 		require.Len(t, res.echo[side], cfg.echo, name)
 		require.Len(t, res.relay, cfg.echo, "relay")
-		require.Len(t, res.polled, cfg.echo, "polled relay")
+		require.Len(t, res.polledRelay, cfg.echo, "polled relay")
 		require.Len(t, res.stream, cfg.rounds, "relay throughput")
 		require.Len(t, res.ping, cfg.echo, "ping")
 		for _, d := range res.echo[side] {

@@ -115,7 +115,7 @@ func (r *results) rows() []row {
 	// The relay waits for cat in a blocking read; a server that holds many
 	// terminals waits in Go's poller, which costs a key a sleep and a
 	// wake-up more. The polled relay shows how much on this machine.
-	q50, q99 := percentile(r.polled, 50), percentile(r.polled, 99)
+	q50, q99 := percentile(r.polledRelay, 50), percentile(r.polledRelay, 99)
 	out = append(out,
 		row{"  the same relay waiting for cat in Go's poller, as a server of many terminals does, p50",
 			micros(q50), micros(r50), ratio(float64(q50), float64(r50)), "", ""},

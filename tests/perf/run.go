@@ -42,19 +42,19 @@ const (
 
 // results are the raw measurements of a run, per side.
 type results struct {
-	cfg        config
-	tput       [2][]float64 // MB/s per round
-	stream     []float64    // MB/s per round through a minimal relay server (see stream.go)
-	echo       [2][]time.Duration
-	relay      []time.Duration // a key through a minimal relay server (see echo.go)
-	polled     []time.Duration // the same relay waiting for cat in Go's poller
-	ping       []time.Duration // an AHP ping round trip to the daemon
-	start      [2][]time.Duration
-	startsLost [2]int // start runs whose "ready" never came (not timed)
-	lost       [2]int // exit runs whose line never came
-	rss        [2][]int64
-	rssConn    []int64 // shellgate, each terminal on a connection of its own
-	load       string  // the 1-minute load average when the run began
+	cfg         config
+	tput        [2][]float64 // MB/s per round
+	stream      []float64    // MB/s per round through a minimal relay server (see stream.go)
+	echo        [2][]time.Duration
+	relay       []time.Duration // a key through a minimal relay server (see echo.go)
+	polledRelay []time.Duration // the same relay waiting for cat in Go's poller
+	ping        []time.Duration // an AHP ping round trip to the daemon
+	start       [2][]time.Duration
+	startsLost  [2]int // start runs whose "ready" never came (not timed)
+	lost        [2]int // exit runs whose line never came
+	rss         [2][]int64
+	rssConn     []int64 // shellgate, each terminal on a connection of its own
+	load        string  // the 1-minute load average when the run began
 }
 
 func (c config) say(format string, args ...any) {
@@ -218,7 +218,7 @@ func echoes(ctx context.Context, cfg config, c *wsClient, res *results) error {
 	if err != nil {
 		return err
 	}
-	res.echo[sg], res.echo[pl], res.relay, res.polled, res.ping = e.sg, e.plain, e.relay, e.polledRelay, e.ping
+	res.echo[sg], res.echo[pl], res.relay, res.polledRelay, res.ping = e.sg, e.plain, e.relay, e.polledRelay, e.ping
 	cfg.say("  shellgate: the input's own echo came back after p50 %s, the output after p50 %s",
 		micros(percentile(e.sgAck, 50)), micros(percentile(e.sg, 50)))
 	return nil
