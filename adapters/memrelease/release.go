@@ -110,11 +110,11 @@ func (r *Releaser) look() {
 		r.last = r.released
 		pending = false
 	}
+	next := slowLook
 	if pending {
-		r.scheduleLocked(fastLook)
-		return
+		next = fastLook
 	}
-	r.scheduleLocked(slowLook)
+	r.scheduleLocked(next)
 }
 
 // GoRuntime is this process's runtime.
