@@ -45,11 +45,17 @@ type echoSamples struct {
 	polledRelay      []time.Duration // the relay, waiting for cat in Go's poller
 	sgAck            []time.Duration // when shellgate's echo of the input action came
 	ping             []time.Duration // an AHP ping to the daemon and its answer
+
+	// The CPU time, all threads, that the server of a side spent on its
+	// timed keys, divided by them: the daemon's for shellgate, each relay
+	// process's for its side. On a machine where the client, the server
+	// and cat share two cores, a key's CPU is most of its latency.
+	sgCPU, relayCPU, polledRelayCPU time.Duration
 }
 
 // measureEchoes runs samples round trips per side after warmup ones, in
 // blocks of echoBlock, one side after the other within each block.
-func measureEchoes(ctx context.Context, c *wsClient, samples, warmup int) (echoSamples, error) {
+func measureEchoes(ctx context.Context, c *wsClient, daemonPid, samples, warmup int) (echoSamples, error) {
 	var res echoSamples
 	sgSide, err := openSGEcho(ctx, c, "ahp-terminal:/perf-echo")
 	if err != nil {
@@ -71,7 +77,15 @@ func measureEchoes(ctx context.Context, c *wsClient, samples, warmup int) (echoS
 	sides := []struct {
 		e   echoer
 		out *[]time.Duration
-	}{{sgSide, &res.sg}, {plainSide, &res.plain}, {relaySide, &res.relay}, {polledSide, &res.polledRelay}, {pingSide, &res.ping}}
+		pid int            // the server process whose CPU is counted; 0: none
+		cpu *time.Duration // where its CPU per key goes
+	}{
+		{sgSide, &res.sg, daemonPid, &res.sgCPU},
+		{plainSide, &res.plain, 0, nil},
+		{relaySide, &res.relay, relaySide.cmd.Process.Pid, &res.relayCPU},
+		{polledSide, &res.polledRelay, polledSide.cmd.Process.Pid, &res.polledRelayCPU},
+		{pingSide, &res.ping, 0, nil},
+	}
 
 	err = func() error {
 		for done := -warmup; done < samples; {
@@ -80,6 +94,14 @@ func measureEchoes(ctx context.Context, c *wsClient, samples, warmup int) (echoS
 				n = -done
 			}
 			for _, s := range sides {
+				timed := s.pid != 0 && done >= 0
+				var cpu0 time.Duration
+				if timed {
+					var err error
+					if cpu0, err = runTime(s.pid); err != nil {
+						return err
+					}
+				}
 				for i := done; i < done+n; i++ {
 					d, err := s.e.roundTrip(ctx, i+warmup)
 					if err != nil {
@@ -89,12 +111,24 @@ func measureEchoes(ctx context.Context, c *wsClient, samples, warmup int) (echoS
 						*s.out = append(*s.out, d)
 					}
 				}
+				if timed {
+					cpu1, err := runTime(s.pid)
+					if err != nil {
+						return err
+					}
+					*s.cpu += cpu1 - cpu0
+				}
 			}
 			done += n
 		}
 		return nil
 	}()
 	res.sgAck = sgSide.acks[min(warmup, len(sgSide.acks)):]
+	for _, s := range sides {
+		if s.cpu != nil && len(*s.out) > 0 {
+			*s.cpu /= time.Duration(len(*s.out))
+		}
+	}
 	for _, s := range sides {
 		err = errors.Join(err, s.e.close(ctx))
 	}

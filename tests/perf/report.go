@@ -123,6 +123,9 @@ func (r *results) rows() []row {
 			micros(e50[sg]) + " / " + micros(e99[sg]), micros(q50) + " / " + micros(q99),
 			ratio(float64(e50[sg]), float64(q50)) + " / " + ratio(float64(e99[sg]), float64(q99)), "", ""},
 		row{"  AHP ping to the daemon (no terminal), p50", micros(p50), "—", "", "", ""},
+		row{"  server CPU per key, all threads: the daemon against the relay (polled relay)",
+			micros(r.keyCPU[0]), micros(r.keyCPU[1]) + " (" + micros(r.keyCPU[2]) + ")",
+			ratio(float64(r.keyCPU[0]), float64(r.keyCPU[1])) + " (" + ratio(float64(r.keyCPU[0]), float64(r.keyCPU[2])) + ")", "", ""},
 	)
 
 	s50 := [2]time.Duration{percentile(r.start[sg], 50), percentile(r.start[pl], 50)}

@@ -46,9 +46,10 @@ type results struct {
 	tput        [2][]float64 // MB/s per round
 	stream      []float64    // MB/s per round through a minimal relay server (see stream.go)
 	echo        [2][]time.Duration
-	relay       []time.Duration // a key through a minimal relay server (see echo.go)
-	polledRelay []time.Duration // the same relay waiting for cat in Go's poller
-	ping        []time.Duration // an AHP ping round trip to the daemon
+	relay       []time.Duration  // a key through a minimal relay server (see echo.go)
+	polledRelay []time.Duration  // the same relay waiting for cat in Go's poller
+	ping        []time.Duration  // an AHP ping round trip to the daemon
+	keyCPU      [3]time.Duration // CPU per timed key: the daemon, the relay, the polled relay
 	start       [2][]time.Duration
 	startsLost  [2]int // start runs whose "ready" never came (not timed)
 	lost        [2]int // exit runs whose line never came
@@ -142,7 +143,7 @@ func timed(ctx context.Context, cfg config, d *daemon, c *wsClient, res *results
 			return fmt.Errorf("throughput: %w", err)
 		}
 	}
-	if err := echoes(ctx, cfg, c, res); err != nil {
+	if err := echoes(ctx, cfg, d, c, res); err != nil {
 		return fmt.Errorf("echo: %w", err)
 	}
 	cfg.say("createTerminal → first byte, %d runs per side", cfg.starts)
@@ -212,13 +213,14 @@ func throughputRound(ctx context.Context, cfg config, d *daemon, c *wsClient, re
 
 // echoes measures the keystroke round trips, the sides interleaved in
 // blocks.
-func echoes(ctx context.Context, cfg config, c *wsClient, res *results) error {
+func echoes(ctx context.Context, cfg config, d *daemon, c *wsClient, res *results) error {
 	cfg.say("keystroke echo, %d round trips per side in blocks of %d: shellgate, plain, minimal relay, polled relay, ping", cfg.echo, echoBlock)
-	e, err := measureEchoes(ctx, c, cfg.echo, cfg.warmup)
+	e, err := measureEchoes(ctx, c, d.pid(), cfg.echo, cfg.warmup)
 	if err != nil {
 		return err
 	}
 	res.echo[sg], res.echo[pl], res.relay, res.polledRelay, res.ping = e.sg, e.plain, e.relay, e.polledRelay, e.ping
+	res.keyCPU = [3]time.Duration{e.sgCPU, e.relayCPU, e.polledRelayCPU}
 	cfg.say("  shellgate: the input's own echo came back after p50 %s, the output after p50 %s",
 		micros(percentile(e.sgAck, 50)), micros(percentile(e.sg, 50)))
 	return nil
