@@ -200,7 +200,10 @@ func adapterOf(rel string) string {
 // package at the module root, and cmd/) is outside adapters/ and exempt.
 // Within the spawners, the router (local) and the sandbox decorator are
 // made of the pipe and pty spawners, and every spawner may use the code
-// they share under adapters/spawner/internal. An adapter that drives the
+// they share under adapters/spawner/internal. adapters/internal is not an
+// adapter: it holds system-level helpers with no state and no port (the
+// raw reads and writes of package nbio), which any adapter may use. An
+// adapter that drives the
 // terminals does so through their use cases (terminals.App), never the
 // fan-out hub under them: app/hub is not an adapter's to import. Test
 // files are not checked.
@@ -227,6 +230,7 @@ func adapterViolations(pkgs []pkgInfo) []string {
 			other := adapterOf("adapters/" + dep)
 			switch {
 			case other == self:
+			case other == "internal":
 			case other == "spawner/internal" && strings.HasPrefix(self, "spawner/"):
 			case slices.Contains(composes[self], other):
 			default:
@@ -318,6 +322,7 @@ func TestEveryRuleCanFail(t *testing.T) {
 		{"an adapter imports cmd", layerViolations, pkg("adapters/x", module+"cmd/shellgate"), pkg("adapters/x", module+"app/terminals"), "cmd/shellgate"},
 		{"app imports syscall", unixViolations, pkg("app/x", "syscall"), pkg("app/x", "errors"), "syscall"},
 		{"an adapter imports another", adapterViolations, pkg("adapters/ahp", module+"adapters/restapi"), pkg("adapters/spawner/local", module+"adapters/spawner/pty"), "adapters/restapi"},
+		{"an adapter imports another, not the shared helpers", adapterViolations, pkg("adapters/userstore", module+"adapters/internal/nbio", module+"adapters/audit"), pkg("adapters/userstore", module+"adapters/internal/nbio"), "adapters/audit"},
 		{"an adapter imports app/hub", adapterViolations, pkg("adapters/ahp", module+"app/hub"), pkg("adapters/ahp", module+"app/terminals"), "app/hub"},
 	}
 	for _, r := range pkgRules {

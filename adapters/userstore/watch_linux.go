@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shellgate/shellgate/adapters/internal/nbio"
 )
 
 // folderWatch is an inotify watch on the users file's folder, read without
@@ -21,7 +24,9 @@ import (
 // would take effect some time after it was made instead of on the next call.
 type folderWatch struct {
 	f    *os.File // the inotify descriptor; its finalizer closes it if Close is never called
-	name string   // the file's name in the folder
+	rc   syscall.RawConn
+	mode nbio.Mode // raw reads: this read is on every request's path
+	name string    // the file's name in the folder
 	buf  []byte
 }
 
@@ -50,22 +55,26 @@ func watchFolder(path string) (*folderWatch, error) {
 		_ = unix.Close(fd)
 		return nil, fmt.Errorf("inotify: watch %s: %w", filepath.Dir(path), err)
 	}
-	return &folderWatch{f: os.NewFile(uintptr(fd), "inotify"), name: filepath.Base(path), buf: make([]byte, 4096)}, nil
+	w := &folderWatch{f: os.NewFile(uintptr(fd), "inotify"), name: filepath.Base(path), buf: make([]byte, 4096)}
+	if w.rc, err = w.f.SyscallConn(); err == nil {
+		w.mode, err = nbio.ModeOf(w.rc)
+	}
+	if err != nil {
+		w.close()
+		return nil, fmt.Errorf("inotify: %w", err)
+	}
+	return w, nil
 }
 
 // poll drains the queued events and says what they mean for the file.
 func (w *folderWatch) poll() watchResult {
-	rc, err := w.f.SyscallConn()
-	if err != nil {
-		return lost
-	}
 	res := quiet
 	for {
 		var n int
 		var readErr error
 		// Returning true: never wait for an event, take what is queued.
-		if err := rc.Read(func(fd uintptr) bool {
-			n, readErr = unix.Read(int(fd), w.buf)
+		if err := w.rc.Read(func(fd uintptr) bool {
+			n, readErr = w.mode.Read(fd, w.buf)
 			return true
 		}); err != nil {
 			return lost

@@ -95,7 +95,7 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 		closeAll(errW)
 	}
 
-	return &process{Child: proc.Reap("pipe", cmd), stdin: inW, out: outR, lent: proc.NewLentReader(outR, nil), errOut: errR}, nil
+	return &process{Child: proc.Reap("pipe", cmd), stdin: inW, in: proc.NewTryWriter(inW), out: outR, lent: proc.NewLentReader(outR, nil), errOut: errR}, nil
 }
 
 // process is one child on pipes. The embedded Child gives Wait, Pid and
@@ -103,6 +103,7 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 type process struct {
 	*proc.Child
 	stdin *os.File
+	in    *proc.TryWriter // the writes to stdin that never wait
 	out   *os.File
 	lent  *proc.LentReader // the pump's reads of out
 	// errOut is standard error when the spec kept it apart; nil otherwise.
@@ -141,7 +142,7 @@ var _ ports.InputTrier = (*process)(nil)
 
 // TryWrite sends what of b the input pipe takes now.
 func (p *process) TryWrite(b []byte) (int, error) {
-	n, err := proc.TryWrite(p.stdin, b)
+	n, err := p.in.TryWrite(b)
 	return n, gone.Wrap(err)
 }
 

@@ -92,7 +92,7 @@ func (s *Spawner) Spawn(ctx context.Context, spec ports.SpawnSpec) (ports.Proces
 		child.Wait()
 		return nil, fmt.Errorf("pty: spawn %q: %w", spec.Program, err)
 	}
-	return &process{Child: child, master: master, out: proc.NewLentReader(master, isEIO)}, nil
+	return &process{Child: child, master: master, out: proc.NewLentReader(master, isEIO), in: proc.NewTryWriter(master)}, nil
 }
 
 // pollable swaps f for a non-blocking descriptor of the same pty master.
@@ -131,6 +131,7 @@ type process struct {
 	*proc.Child
 	master *os.File
 	out    *proc.LentReader // the pump's reads of master
+	in     *proc.TryWriter  // typed input's writes to master
 
 	closeOnce sync.Once
 	closeErr  error
@@ -157,7 +158,7 @@ var _ ports.InputTrier = (*process)(nil)
 
 // TryWrite types what of b the terminal's input buffer takes now.
 func (p *process) TryWrite(b []byte) (int, error) {
-	n, err := proc.TryWrite(p.master, b)
+	n, err := p.in.TryWrite(b)
 	return n, gone.Wrap(err)
 }
 
@@ -179,7 +180,7 @@ func (p *process) CloseInput() error {
 			eof = t.Cc[unix.VEOF]
 		}
 	})
-	n, err := proc.TryWrite(p.master, []byte{eof})
+	n, err := p.in.TryWrite([]byte{eof})
 	if err == nil && n == 0 {
 		err = errInputFull
 	}

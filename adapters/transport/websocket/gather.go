@@ -3,9 +3,17 @@ package websocket
 import (
 	"context"
 	"crypto/tls"
+	"errors"
+	"io"
 	"net"
+	"os"
 	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/shellgate/shellgate/adapters/internal/nbio"
 )
 
 // Listener wraps ln so that each connection it accepts can gather the
@@ -35,7 +43,7 @@ func (l gatherListener) Accept() (net.Conn, error) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetWriteBuffer(sendBuffer) // best effort: a refusal leaves the kernel's default
 	}
-	return &gatherConn{Conn: c}, nil
+	return newGatherConn(c), nil
 }
 
 type gatherKey struct{}
@@ -66,6 +74,100 @@ type gatherConn struct {
 	mu        sync.Mutex
 	gathering bool
 	buf       *[]byte
+
+	// rc is the socket's descriptor, read and written with raw system calls
+	// where mode allows (package nbio): a keystroke's frame in and its echo
+	// out are on every key's path. nil when Conn has no descriptor; its own
+	// calls then.
+	rc   syscall.RawConn
+	mode nbio.Mode
+}
+
+func newGatherConn(c net.Conn) *gatherConn {
+	gc := &gatherConn{Conn: c}
+	if sc, ok := c.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			if mode, err := nbio.ModeOf(rc); err == nil {
+				gc.rc, gc.mode = rc, mode
+			}
+		}
+	}
+	return gc
+}
+
+// Read is Conn's Read, with the socket's read deadline and its errors'
+// shape (a *net.OpError), made of raw reads.
+func (c *gatherConn) Read(p []byte) (int, error) {
+	if c.rc == nil {
+		return c.Conn.Read(p)
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var (
+		n       int
+		readErr error
+	)
+	err := c.rc.Read(func(fd uintptr) bool {
+		for {
+			n, readErr = c.mode.Read(fd, p)
+			if readErr != unix.EINTR {
+				return readErr != unix.EAGAIN // nothing yet: wait in the poller
+			}
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, c.opError("read", err)
+	case readErr != nil:
+		return 0, c.opError("read", os.NewSyscallError("read", readErr))
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// write is Conn's Write, made of raw writes: all of p unless the deadline
+// passes or the socket fails.
+func (c *gatherConn) write(p []byte) (int, error) {
+	if c.rc == nil {
+		return c.Conn.Write(p)
+	}
+	written := 0
+	var writeErr error
+	err := c.rc.Write(func(fd uintptr) bool {
+		for written < len(p) {
+			n, err := c.mode.Write(fd, p[written:])
+			switch err {
+			case nil:
+				written += n
+			case unix.EINTR:
+			case unix.EAGAIN:
+				return false // the socket is full: wait in the poller
+			default:
+				writeErr = err
+				return true
+			}
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return written, c.opError("write", err)
+	case writeErr != nil:
+		return written, c.opError("write", os.NewSyscallError("write", writeErr))
+	}
+	return written, nil
+}
+
+// opError shapes err as net's own calls would: a deadline that passed or
+// a closed socket stays recognisable (os.ErrDeadlineExceeded, net.ErrClosed).
+func (c *gatherConn) opError(op string, err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		err = oe.Err // the raw call's own wrapping ("raw-read")
+	}
+	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }
 
 var gatherPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
@@ -81,7 +183,7 @@ func (c *gatherConn) Write(p []byte) (int, error) {
 		*c.buf = append(*c.buf, p...)
 		return len(p), nil
 	}
-	return c.Conn.Write(p)
+	return c.write(p)
 }
 
 // gather starts holding writes back; false when they already were (the
@@ -128,6 +230,6 @@ func (c *gatherConn) flush(deadline time.Time) error {
 		_ = c.Conn.SetWriteDeadline(deadline)
 		defer func() { _ = c.Conn.SetWriteDeadline(time.Time{}) }()
 	}
-	_, err := c.Conn.Write(*buf)
+	_, err := c.write(*buf)
 	return err
 }

@@ -1,6 +1,7 @@
 package websocket
 
 import (
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -83,4 +84,98 @@ func TestAcceptedConnectionsKeepTheKernelsSendBufferSmall(t *testing.T) {
 	}
 	t.Logf("the kernel took %d KiB for a peer that does not read", taken>>10)
 	require.LessOrEqual(t, taken, 1<<20, "what the kernel holds for a client that stopped stays small")
+}
+
+// acceptedPair is a connection the Listener accepted and its peer.
+func acceptedPair(t *testing.T) (*gatherConn, net.Conn) {
+	t.Helper()
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ln := Listener(raw)
+	t.Cleanup(func() { _ = ln.Close() })
+	peer, err := net.Dial("tcp", raw.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = peer.Close() })
+	c, err := ln.Accept()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	gc := c.(*gatherConn)
+	require.NotNil(t, gc.rc, "a TCP socket is read and written through its descriptor")
+	return gc, peer
+}
+
+// TestAnAcceptedSocketReadsAndWritesAsNetDoes: the descriptor's own reads
+// and writes keep what callers of a net.Conn rely on: all of a large write
+// leaves, through a full socket; the peer's close reads as io.EOF.
+func TestAnAcceptedSocketReadsAndWritesAsNetDoes(t *testing.T) {
+	gc, peer := acceptedPair(t)
+	big := make([]byte, 4<<20) // far more than the socket holds: the write waits in the poller
+	for i := range big {
+		big[i] = byte(i)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(peer, int64(len(big))))
+		got <- b
+	}()
+	n, err := gc.Write(big)
+	require.NoError(t, err)
+	require.Equal(t, len(big), n)
+	require.Equal(t, big, <-got)
+
+	_, err = peer.Write([]byte("key"))
+	require.NoError(t, err)
+	buf := make([]byte, 16)
+	n, err = io.ReadAtLeast(gc, buf, 3)
+	require.NoError(t, err)
+	require.Equal(t, "key", string(buf[:n]))
+
+	n, err = gc.Read(nil)
+	require.NoError(t, err, "an empty read is no error and no end")
+	require.Zero(t, n)
+
+	require.NoError(t, peer.Close())
+	_, err = gc.Read(buf)
+	require.ErrorIs(t, err, io.EOF)
+}
+
+// TestAnAcceptedSocketsErrorsKeepNetsShape: a passed deadline and a closed
+// socket stay recognisable, as *net.OpError for the operation.
+func TestAnAcceptedSocketsErrorsKeepNetsShape(t *testing.T) {
+	gc, _ := acceptedPair(t)
+	require.NoError(t, gc.SetReadDeadline(time.Now().Add(-time.Second)))
+	_, err := gc.Read(make([]byte, 16))
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	var ne net.Error
+	require.ErrorAs(t, err, &ne)
+	require.True(t, ne.Timeout())
+	var oe *net.OpError
+	require.ErrorAs(t, err, &oe)
+	require.Equal(t, "read", oe.Op)
+
+	require.NoError(t, gc.Close())
+	_, err = gc.Read(make([]byte, 16))
+	require.ErrorIs(t, err, net.ErrClosed)
+	_, err = gc.Write([]byte("late"))
+	require.ErrorIs(t, err, net.ErrClosed)
+	require.ErrorAs(t, err, &oe)
+	require.Equal(t, "write", oe.Op)
+}
+
+// TestAWriteToAResetPeerFailsWithTheSocketsError: the kernel's refusal
+// reaches the caller, not a hang or a short count without an error.
+func TestAWriteToAResetPeerFailsWithTheSocketsError(t *testing.T) {
+	gc, peer := acceptedPair(t)
+	require.NoError(t, peer.(*net.TCPConn).SetLinger(0)) // close with a reset
+	require.NoError(t, peer.Close())
+	var err error
+	for i := 0; i < 100 && err == nil; i++ { // the first write may still be taken
+		_, err = gc.Write(make([]byte, 64<<10))
+		if err == nil {
+			_, err = gc.Read(make([]byte, 1))
+		}
+	}
+	require.Error(t, err)
+	var se *os.SyscallError
+	require.ErrorAs(t, err, &se, "the socket's own errno: %v", err)
 }

@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shellgate/shellgate/adapters/internal/nbio"
 )
 
 // LentReader reads a non-blocking file in Go's poller into buffers borrowed
@@ -14,9 +16,10 @@ import (
 // the caller holding no buffer and no thread. One goroutine reads it at a
 // time.
 type LentReader struct {
-	f   *os.File
-	rc  syscall.RawConn
-	eof func(error) bool
+	rc   syscall.RawConn // nil when f could not give one; ReadLent says why
+	err  error
+	mode nbio.Mode
+	eof  func(error) bool
 }
 
 // readOnMin is the least a read must have brought for the next to be
@@ -27,8 +30,13 @@ const readOnMin = 1 << 10
 
 // NewLentReader reads f; eof maps an error the kind of file uses for the
 // end of output (a pty's EIO) to io.EOF, and may be nil.
+// Its reads are raw system calls (package nbio) when f is non-blocking.
 func NewLentReader(f *os.File, eof func(error) bool) *LentReader {
-	return &LentReader{f: f, eof: eof}
+	r := &LentReader{eof: eof}
+	if r.rc, r.err = f.SyscallConn(); r.err == nil {
+		r.mode, _ = nbio.ModeOf(r.rc) // one it cannot look at keeps the guarded calls
+	}
+	return r
 }
 
 // ReadLent reads into a buffer taken with lend once there is output, and
@@ -37,12 +45,8 @@ func NewLentReader(f *os.File, eof func(error) bool) *LentReader {
 // own cost a wake-up and a socket write. A short read ends the call, so a
 // keystroke's echo costs one read and leaves at once.
 func (r *LentReader) ReadLent(lend func() []byte, giveBack func([]byte)) ([]byte, int, error) {
-	if r.rc == nil {
-		rc, err := r.f.SyscallConn()
-		if err != nil {
-			return nil, 0, err
-		}
-		r.rc = rc
+	if r.err != nil {
+		return nil, 0, r.err
 	}
 	var (
 		buf     []byte
@@ -52,7 +56,7 @@ func (r *LentReader) ReadLent(lend func() []byte, giveBack func([]byte)) ([]byte
 	err := r.rc.Read(func(fd uintptr) bool {
 		b := lend()
 		for {
-			n, readErr = unix.Read(int(fd), b)
+			n, readErr = r.mode.Read(fd, b)
 			if !errors.Is(readErr, unix.EINTR) {
 				break
 			}
@@ -64,7 +68,7 @@ func (r *LentReader) ReadLent(lend func() []byte, giveBack func([]byte)) ([]byte
 		buf = b
 		for k := n; readErr == nil && k >= readOnMin && n < len(b); {
 			var err error
-			k, err = unix.Read(int(fd), b[n:])
+			k, err = r.mode.Read(fd, b[n:])
 			if errors.Is(err, unix.EINTR) {
 				k = readOnMin
 				continue
