@@ -28,6 +28,12 @@ type folderWatch struct {
 	mode nbio.Mode // raw reads: this read is on every request's path
 	name string    // the file's name in the folder
 	buf  []byte
+
+	// The read under way (the store polls with its lock held): kept here,
+	// with readFd made once from w.readOnce, so a poll allocates nothing.
+	readFd  func(fd uintptr) bool
+	n       int
+	readErr error
 }
 
 type watchResult int
@@ -56,10 +62,8 @@ func watchFolder(path string) (*folderWatch, error) {
 		return nil, fmt.Errorf("inotify: watch %s: %w", filepath.Dir(path), err)
 	}
 	w := &folderWatch{f: os.NewFile(uintptr(fd), "inotify"), name: filepath.Base(path), buf: make([]byte, 4096)}
-	if w.rc, err = w.f.SyscallConn(); err == nil {
-		w.mode, err = nbio.ModeOf(w.rc)
-	}
-	if err != nil {
+	w.readFd = w.readOnce
+	if w.rc, w.mode, err = nbio.Of(w.f); err != nil {
 		w.close()
 		return nil, fmt.Errorf("inotify: %w", err)
 	}
@@ -70,15 +74,10 @@ func watchFolder(path string) (*folderWatch, error) {
 func (w *folderWatch) poll() watchResult {
 	res := quiet
 	for {
-		var n int
-		var readErr error
-		// Returning true: never wait for an event, take what is queued.
-		if err := w.rc.Read(func(fd uintptr) bool {
-			n, readErr = w.mode.Read(fd, w.buf)
-			return true
-		}); err != nil {
+		if err := w.rc.Read(w.readFd); err != nil {
 			return lost
 		}
+		n, readErr := w.n, w.readErr
 		if errors.Is(readErr, unix.EAGAIN) {
 			return res
 		}
@@ -102,6 +101,12 @@ func (w *folderWatch) poll() watchResult {
 			off = nameEnd
 		}
 	}
+}
+
+// readOnce takes what is queued, and never waits for an event.
+func (w *folderWatch) readOnce(fd uintptr) bool {
+	w.n, w.readErr = w.mode.Read(fd, w.buf)
+	return true
 }
 
 // eventName is an event's name without its NUL padding.

@@ -46,6 +46,21 @@ func ModeOf(rc syscall.RawConn) (Mode, error) {
 	return Mode{raw: rawCalls && flags&unix.O_NONBLOCK != 0}, nil
 }
 
+// Of is c's descriptor and the mode its calls are made in (ModeOf): what
+// each reader or writer of a non-blocking descriptor takes once, when it
+// is made.
+func Of(c syscall.Conn) (syscall.RawConn, Mode, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil, Mode{}, err
+	}
+	m, err := ModeOf(rc)
+	if err != nil {
+		return nil, Mode{}, err
+	}
+	return rc, m, nil
+}
+
 // Raw reports whether the calls bypass the runtime's syscall state.
 func (m Mode) Raw() bool { return m.raw }
 

@@ -30,11 +30,18 @@ func pipe(t *testing.T, nonBlocking bool) (r, w *os.File) {
 
 func modeOf(t *testing.T, f *os.File) (nbio.Mode, syscall.RawConn) {
 	t.Helper()
-	rc, err := f.SyscallConn()
-	require.NoError(t, err)
-	m, err := nbio.ModeOf(rc)
+	rc, m, err := nbio.Of(f)
 	require.NoError(t, err)
 	return m, rc
+}
+
+func TestAClosedFileHasNoDescriptorToLookAt(t *testing.T) {
+	r, _ := pipe(t, true)
+	require.NoError(t, r.Close())
+	rc, m, err := nbio.Of(r)
+	require.ErrorContains(t, err, "closed", "the poller's own error, so the caller can say why")
+	require.Nil(t, rc)
+	require.False(t, m.Raw(), "no descriptor, no raw calls")
 }
 
 func TestANonBlockingDescriptorGetsRawCallsWhereTheBuildAllows(t *testing.T) {

@@ -81,15 +81,28 @@ type gatherConn struct {
 	// calls then.
 	rc   syscall.RawConn
 	mode nbio.Mode
+
+	// The read and the write under way live here, not in closures made
+	// per call, so that neither allocates: readMu keeps the read's (the
+	// library reads from one goroutine, but net.Conn allows more), mu the
+	// write's. readFd and writeFd are c.readOnce and c.writeOnce, made once.
+	readMu   sync.Mutex
+	readFd   func(fd uintptr) bool
+	rp       []byte
+	rn       int
+	readErr  error
+	writeFd  func(fd uintptr) bool
+	wp       []byte
+	written  int
+	writeErr error
 }
 
 func newGatherConn(c net.Conn) *gatherConn {
 	gc := &gatherConn{Conn: c}
 	if sc, ok := c.(syscall.Conn); ok {
-		if rc, err := sc.SyscallConn(); err == nil {
-			if mode, err := nbio.ModeOf(rc); err == nil {
-				gc.rc, gc.mode = rc, mode
-			}
+		if rc, mode, err := nbio.Of(sc); err == nil {
+			gc.rc, gc.mode = rc, mode
+			gc.readFd, gc.writeFd = gc.readOnce, gc.writeOnce
 		}
 	}
 	return gc
@@ -104,18 +117,12 @@ func (c *gatherConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var (
-		n       int
-		readErr error
-	)
-	err := c.rc.Read(func(fd uintptr) bool {
-		for {
-			n, readErr = c.mode.Read(fd, p)
-			if readErr != unix.EINTR {
-				return readErr != unix.EAGAIN // nothing yet: wait in the poller
-			}
-		}
-	})
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
+	c.rp = p
+	err := c.rc.Read(c.readFd)
+	n, readErr := c.rn, c.readErr
+	c.rp, c.rn, c.readErr = nil, 0, nil
 	switch {
 	case err != nil:
 		return 0, c.opError("read", err)
@@ -127,30 +134,27 @@ func (c *gatherConn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// readOnce is the poller's read into c.rp: false waits in the poller for
+// the socket to have something.
+func (c *gatherConn) readOnce(fd uintptr) bool {
+	for {
+		c.rn, c.readErr = c.mode.Read(fd, c.rp)
+		if c.readErr != unix.EINTR {
+			return c.readErr != unix.EAGAIN
+		}
+	}
+}
+
 // write is Conn's Write, made of raw writes: all of p unless the deadline
-// passes or the socket fails.
+// passes or the socket fails. c.mu is held.
 func (c *gatherConn) write(p []byte) (int, error) {
 	if c.rc == nil {
 		return c.Conn.Write(p)
 	}
-	written := 0
-	var writeErr error
-	err := c.rc.Write(func(fd uintptr) bool {
-		for written < len(p) {
-			n, err := c.mode.Write(fd, p[written:])
-			switch err {
-			case nil:
-				written += n
-			case unix.EINTR:
-			case unix.EAGAIN:
-				return false // the socket is full: wait in the poller
-			default:
-				writeErr = err
-				return true
-			}
-		}
-		return true
-	})
+	c.wp = p
+	err := c.rc.Write(c.writeFd)
+	written, writeErr := c.written, c.writeErr
+	c.wp, c.written, c.writeErr = nil, 0, nil
 	switch {
 	case err != nil:
 		return written, c.opError("write", err)
@@ -158,6 +162,25 @@ func (c *gatherConn) write(p []byte) (int, error) {
 		return written, c.opError("write", os.NewSyscallError("write", writeErr))
 	}
 	return written, nil
+}
+
+// writeOnce is the poller's write of c.wp: false, when the socket is full,
+// waits in the poller for room.
+func (c *gatherConn) writeOnce(fd uintptr) bool {
+	for c.written < len(c.wp) {
+		n, err := c.mode.Write(fd, c.wp[c.written:])
+		switch err {
+		case nil:
+			c.written += n
+		case unix.EINTR:
+		case unix.EAGAIN:
+			return false
+		default:
+			c.writeErr = err
+			return true
+		}
+	}
+	return true
 }
 
 // opError shapes err as net's own calls would: a deadline that passed or

@@ -179,3 +179,25 @@ func TestAWriteToAResetPeerFailsWithTheSocketsError(t *testing.T) {
 	var se *os.SyscallError
 	require.ErrorAs(t, err, &se, "the socket's own errno: %v", err)
 }
+
+// TestAKeystrokesReadAndWriteAllocateNothing: a frame in and its echo out
+// are on every key's path; neither makes garbage of its own.
+func TestAKeystrokesReadAndWriteAllocateNothing(t *testing.T) {
+	gc, peer := acceptedPair(t)
+	key, buf := []byte("k"), make([]byte, 16)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := peer.Write(key); err != nil {
+			panic(err)
+		}
+		if _, err := io.ReadFull(gc, buf[:1]); err != nil {
+			panic(err)
+		}
+		if _, err := gc.Write(key); err != nil {
+			panic(err)
+		}
+		if _, err := io.ReadFull(peer, buf[:1]); err != nil {
+			panic(err)
+		}
+	})
+	require.Zero(t, allocs, "allocations per key: the peer's own calls allocate nothing, so these are the connection's")
+}

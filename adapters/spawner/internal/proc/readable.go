@@ -14,12 +14,22 @@ import (
 // LentReader reads a non-blocking file in Go's poller into buffers borrowed
 // only once there is something to read: while nothing is, the poller parks
 // the caller holding no buffer and no thread. One goroutine reads it at a
-// time.
+// time: the state of the read under way lives in the reader itself, so a
+// read allocates nothing.
 type LentReader struct {
 	rc   syscall.RawConn // nil when f could not give one; ReadLent says why
 	err  error
 	mode nbio.Mode
 	eof  func(error) bool
+
+	readFd func(fd uintptr) bool // r.read, made once
+
+	// The read under way.
+	lend     func() []byte
+	giveBack func([]byte)
+	buf      []byte
+	n        int
+	readErr  error
 }
 
 // readOnMin is the least a read must have brought for the next to be
@@ -33,9 +43,8 @@ const readOnMin = 1 << 10
 // Its reads are raw system calls (package nbio) when f is non-blocking.
 func NewLentReader(f *os.File, eof func(error) bool) *LentReader {
 	r := &LentReader{eof: eof}
-	if r.rc, r.err = f.SyscallConn(); r.err == nil {
-		r.mode, _ = nbio.ModeOf(r.rc) // one it cannot look at keeps the guarded calls
-	}
+	r.rc, r.mode, r.err = nbio.Of(f) // fails only for a file already closed
+	r.readFd = r.read
 	return r
 }
 
@@ -48,41 +57,13 @@ func (r *LentReader) ReadLent(lend func() []byte, giveBack func([]byte)) ([]byte
 	if r.err != nil {
 		return nil, 0, r.err
 	}
-	var (
-		buf     []byte
-		n       int
-		readErr error
-	)
-	err := r.rc.Read(func(fd uintptr) bool {
-		b := lend()
-		for {
-			n, readErr = r.mode.Read(fd, b)
-			if !errors.Is(readErr, unix.EINTR) {
-				break
-			}
-		}
-		if errors.Is(readErr, unix.EAGAIN) {
-			giveBack(b)
-			return false // nothing yet: park until the poller says
-		}
-		buf = b
-		for k := n; readErr == nil && k >= readOnMin && n < len(b); {
-			var err error
-			k, err = r.mode.Read(fd, b[n:])
-			if errors.Is(err, unix.EINTR) {
-				k = readOnMin
-				continue
-			}
-			if err != nil || k <= 0 {
-				break // EAGAIN, or an end the next call reports
-			}
-			n += k
-		}
-		return true
-	})
+	r.lend, r.giveBack = lend, giveBack
+	err := r.rc.Read(r.readFd)
+	buf, n := r.buf, r.n
 	if err == nil {
-		err = readErr
+		err = r.readErr
 	}
+	r.lend, r.giveBack, r.buf, r.n, r.readErr = nil, nil, nil, 0, nil
 	switch {
 	case err == nil && n == 0:
 		err = io.EOF
@@ -93,11 +74,41 @@ func (r *LentReader) ReadLent(lend func() []byte, giveBack func([]byte)) ([]byte
 		if buf != nil {
 			giveBack(buf)
 		}
-		if n > 0 {
-			// Data and an error together cannot come from read(2); keep it simple.
-			n = 0
-		}
+		// Data and an error together cannot come from read(2); keep it simple.
 		return nil, 0, err
 	}
 	return buf, n, nil
+}
+
+// read is one turn of the poller's read: false parks the reader until fd
+// is readable.
+func (r *LentReader) read(fd uintptr) bool {
+	b := r.lend()
+	var n int
+	var readErr error
+	for {
+		n, readErr = r.mode.Read(fd, b)
+		if !errors.Is(readErr, unix.EINTR) {
+			break
+		}
+	}
+	if errors.Is(readErr, unix.EAGAIN) {
+		r.giveBack(b)
+		return false // nothing yet: park until the poller says
+	}
+	r.buf = b
+	for k := n; readErr == nil && k >= readOnMin && n < len(b); {
+		var err error
+		k, err = r.mode.Read(fd, b[n:])
+		if errors.Is(err, unix.EINTR) {
+			k = readOnMin
+			continue
+		}
+		if err != nil || k <= 0 {
+			break // EAGAIN, or an end the next call reports
+		}
+		n += k
+	}
+	r.n, r.readErr = n, readErr
+	return true
 }

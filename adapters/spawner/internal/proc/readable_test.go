@@ -90,3 +90,46 @@ func TestReadLentReadsOnWhileReadsComeBackFull(t *testing.T) {
 	require.Equal(t, readOnMin+10, n, "reading on stops when the buffer is full")
 	require.Equal(t, full+full[:10], string(buf[:n]))
 }
+
+// TestReadLentAllocatesNothingOfItsOwn: a read is on every key's path
+// (the echo), so it makes no garbage: the buffer comes from lend.
+func TestReadLentAllocatesNothingOfItsOwn(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	out, in := os.NewFile(uintptr(fds[0]), "out"), os.NewFile(uintptr(fds[1]), "in")
+	defer out.Close()
+	defer in.Close()
+	lr := NewLentReader(out, nil)
+	buf, echo := make([]byte, 16), []byte("k")
+	lend := func() []byte { return buf }
+	giveBack := func([]byte) {}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := in.Write(echo); err != nil {
+			panic(err)
+		}
+		if _, n, err := lr.ReadLent(lend, giveBack); err != nil || n != 1 {
+			panic(err)
+		}
+	})
+	require.Zero(t, allocs)
+}
+
+// TestTryWriteAllocatesNothingOfItsOwn: a keystroke's input is a TryWrite.
+func TestTryWriteAllocatesNothingOfItsOwn(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	in, child := os.NewFile(uintptr(fds[0]), "in"), os.NewFile(uintptr(fds[1]), "child")
+	defer in.Close()
+	defer child.Close()
+	tw := NewTryWriter(in)
+	key, buf := []byte("k"), make([]byte, 16)
+	allocs := testing.AllocsPerRun(100, func() {
+		if n, err := tw.TryWrite(key); err != nil || n != 1 {
+			panic(err)
+		}
+		if _, err := child.Read(buf); err != nil {
+			panic(err)
+		}
+	})
+	require.Zero(t, allocs)
+}

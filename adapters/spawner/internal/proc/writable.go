@@ -3,6 +3,7 @@ package proc
 import (
 	"errors"
 	"os"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -14,18 +15,26 @@ import (
 // waiting. Its writes are raw system calls (package nbio) when the file is
 // non-blocking.
 type TryWriter struct {
-	rc     syscall.RawConn
-	err    error // why f gave no rc
-	mode   nbio.Mode
-	closed error
+	rc   syscall.RawConn
+	err  error // why f gave no rc
+	mode nbio.Mode
+	name string // f's, for the error once it is closed
+
+	writeFd func(fd uintptr) bool // w.write, made once
+
+	// mu keeps the write under way, so that a write allocates nothing; the
+	// descriptor takes one write at a time anyway.
+	mu       sync.Mutex
+	b        []byte
+	written  int
+	writeErr error
 }
 
 // NewTryWriter writes to f.
 func NewTryWriter(f *os.File) *TryWriter {
-	w := &TryWriter{closed: &os.PathError{Op: "write", Path: f.Name(), Err: os.ErrClosed}}
-	if w.rc, w.err = f.SyscallConn(); w.err == nil {
-		w.mode, _ = nbio.ModeOf(w.rc) // one it cannot look at keeps the guarded calls
-	}
+	w := &TryWriter{name: f.Name()}
+	w.rc, w.mode, w.err = nbio.Of(f) // fails only for a file already closed
+	w.writeFd = w.write
 	return w
 }
 
@@ -35,28 +44,35 @@ func (w *TryWriter) TryWrite(b []byte) (int, error) {
 	if w.err != nil {
 		return 0, w.err
 	}
-	written := 0
-	var writeErr error
-	err := w.rc.Write(func(fd uintptr) bool {
-		for written < len(b) {
-			n, err := w.mode.Write(fd, b[written:])
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			if err != nil {
-				if !errors.Is(err, unix.EAGAIN) {
-					writeErr = err
-				}
-				break
-			}
-			written += n
-		}
-		return true // never park: the caller queues what is left
-	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b = b
+	err := w.rc.Write(w.writeFd)
+	written, writeErr := w.written, w.writeErr
+	w.b, w.written, w.writeErr = nil, 0, nil
 	if err != nil {
 		// The raw descriptor fails only once the file is closed (its poller
 		// says "use of closed file"); say it as os.File does.
-		return written, w.closed
+		return written, &os.PathError{Op: "write", Path: w.name, Err: os.ErrClosed}
 	}
 	return written, writeErr
+}
+
+// write is the poller's write: as much of w.b as fd takes, and never park
+// (the caller queues what is left).
+func (w *TryWriter) write(fd uintptr) bool {
+	for w.written < len(w.b) {
+		n, err := w.mode.Write(fd, w.b[w.written:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			if !errors.Is(err, unix.EAGAIN) {
+				w.writeErr = err
+			}
+			break
+		}
+		w.written += n
+	}
+	return true
 }
