@@ -91,14 +91,21 @@ func TestReadLentReadsOnWhileReadsComeBackFull(t *testing.T) {
 	require.Equal(t, full+full[:10], string(buf[:n]))
 }
 
+// streamPair is a connected pair of non-blocking stream sockets, closed
+// when the test ends.
+func streamPair(t *testing.T) (a, b *os.File) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	a, b = os.NewFile(uintptr(fds[0]), "a"), os.NewFile(uintptr(fds[1]), "b")
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	return a, b
+}
+
 // TestReadLentAllocatesNothingOfItsOwn: a read is on every key's path
 // (the echo), so it makes no garbage: the buffer comes from lend.
 func TestReadLentAllocatesNothingOfItsOwn(t *testing.T) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	require.NoError(t, err)
-	out, in := os.NewFile(uintptr(fds[0]), "out"), os.NewFile(uintptr(fds[1]), "in")
-	defer out.Close()
-	defer in.Close()
+	out, in := streamPair(t)
 	lr := NewLentReader(out, nil)
 	buf, echo := make([]byte, 16), []byte("k")
 	lend := func() []byte { return buf }
@@ -116,11 +123,7 @@ func TestReadLentAllocatesNothingOfItsOwn(t *testing.T) {
 
 // TestTryWriteAllocatesNothingOfItsOwn: a keystroke's input is a TryWrite.
 func TestTryWriteAllocatesNothingOfItsOwn(t *testing.T) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	require.NoError(t, err)
-	in, child := os.NewFile(uintptr(fds[0]), "in"), os.NewFile(uintptr(fds[1]), "child")
-	defer in.Close()
-	defer child.Close()
+	in, child := streamPair(t)
 	tw := NewTryWriter(in)
 	key, buf := []byte("k"), make([]byte, 16)
 	allocs := testing.AllocsPerRun(100, func() {
