@@ -277,14 +277,19 @@ func runTime(pid int) (time.Duration, error) {
 	return sum, nil
 }
 
-// settledRSS polls a process's RSS until it has held within 1% for half a
-// second (new terminals finish starting, the runtime settles), or 5s pass.
+// settledRSS polls a process's RSS until it has held within 1% for
+// longer than the daemon's memory releaser takes between two looks
+// (adapters/memrelease: slowLook, 2 s), or 20 s pass. A window shorter than
+// that could end before the releaser has given back what starting the
+// terminals left behind, and the figure would count that garbage or not by
+// chance; within this window, a release moves RSS out of the band and the
+// wait starts over from the released figure.
 func settledRSS(ctx context.Context, pid int) (int64, error) {
 	const (
-		every  = 50 * time.Millisecond
-		steady = 10 // polls in a row
+		every  = 100 * time.Millisecond
+		steady = 26 // polls in a row: 2.5 s, past one slowLook
 	)
-	deadline := time.NewTimer(5 * time.Second)
+	deadline := time.NewTimer(20 * time.Second)
 	defer deadline.Stop()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
