@@ -5,7 +5,7 @@
 // non-zero only when it could not measure, never for a missed target.
 //
 //	go run ./tests/perf          # full run, about 35 s on 2 cores
-//	go run ./tests/perf -quick   # small sizes, about 10 s
+//	go run ./tests/perf -quick   # small sizes, about 30 s
 package main
 
 import (
@@ -73,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("perf", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	quick := fs.Bool("quick", false, "small sizes, about 10 s (payload 10 MB, 3 rounds, 200 echoes, 20 starts, 10 exits, idle 1,20,50)")
+	quick := fs.Bool("quick", false, "small sizes, about 30 s (payload 10 MB, 3 rounds, 200 echoes, 20 starts, 10 exits, idle 1,20,50)")
 	bin := fs.String("bin", "", "shellgate binary to measure (default: go build ./cmd/shellgate)")
 	payload := fs.Int64("bytes", 0, "throughput payload in bytes (default 100000000)")
 	rounds := fs.Int("rounds", 0, "throughput rounds per side; the median is reported (default 5)")
