@@ -81,3 +81,23 @@ func (m Mode) Write(fd uintptr, p []byte) (int, error) {
 	}
 	return rawWrite(fd, p)
 }
+
+// WriteFrom writes p[from:] to fd, again after EINTR, until all of p is
+// written, fd takes no more now (full: EAGAIN) or the write fails (err).
+// written counts from the start of p, so a writer the poller calls again
+// once fd has room passes it back as from.
+func (m Mode) WriteFrom(fd uintptr, p []byte, from int) (written int, full bool, err error) {
+	for written = from; written < len(p); {
+		n, err := m.Write(fd, p[written:])
+		switch err {
+		case nil:
+			written += n
+		case unix.EINTR:
+		case unix.EAGAIN:
+			return written, true, nil
+		default:
+			return written, false, err
+		}
+	}
+	return written, false, nil
+}

@@ -106,6 +106,48 @@ func TestAWriteToAFullPipeReturnsEAGAINInsteadOfWaiting(t *testing.T) {
 	t.Fatalf("the pipe took %d bytes and never said it was full", total)
 }
 
+func TestWriteFromWritesOnUntilTheDescriptorIsFullThenGoesOnFromThere(t *testing.T) {
+	r, w := pipe(t, true)
+	wm, wrc := modeOf(t, w)
+	p := make([]byte, 4<<20) // more than a pipe holds
+	var written int
+	var full bool
+	var err error
+	require.NoError(t, wrc.Write(func(fd uintptr) bool {
+		written, full, err = wm.WriteFrom(fd, p, 0)
+		return true
+	}))
+	require.NoError(t, err)
+	require.True(t, full, "a full pipe says so instead of failing")
+	require.Positive(t, written)
+	require.Less(t, written, len(p))
+
+	// Drain a little; the next write goes on from where the last stopped.
+	buf := make([]byte, 64<<10)
+	_, err = r.Read(buf)
+	require.NoError(t, err)
+	before := written
+	require.NoError(t, wrc.Write(func(fd uintptr) bool {
+		written, full, err = wm.WriteFrom(fd, p, before)
+		return true
+	}))
+	require.NoError(t, err)
+	require.Greater(t, written, before, "the write went on from before")
+
+	require.NoError(t, r.Close())
+	require.NoError(t, wrc.Write(func(fd uintptr) bool {
+		_, full, err = wm.WriteFrom(fd, p, written)
+		return true
+	}))
+	require.ErrorIs(t, err, unix.EPIPE, "a failed write is the call's errno")
+	require.False(t, full)
+
+	written, full, err = wm.WriteFrom(0, p, len(p))
+	require.Equal(t, len(p), written, "nothing left to write writes nothing")
+	require.False(t, full)
+	require.NoError(t, err)
+}
+
 func TestAnEmptyBufferReadsNothingAndIsNoError(t *testing.T) {
 	r, w := pipe(t, true)
 	rm, rrc := modeOf(t, r)

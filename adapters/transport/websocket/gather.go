@@ -167,20 +167,9 @@ func (c *gatherConn) write(p []byte) (int, error) {
 // writeOnce is the poller's write of c.wp: false, when the socket is full,
 // waits in the poller for room.
 func (c *gatherConn) writeOnce(fd uintptr) bool {
-	for c.written < len(c.wp) {
-		n, err := c.mode.Write(fd, c.wp[c.written:])
-		switch err {
-		case nil:
-			c.written += n
-		case unix.EINTR:
-		case unix.EAGAIN:
-			return false
-		default:
-			c.writeErr = err
-			return true
-		}
-	}
-	return true
+	var full bool
+	c.written, full, c.writeErr = c.mode.WriteFrom(fd, c.wp, c.written)
+	return !full
 }
 
 // opError shapes err as net's own calls would: a deadline that passed or

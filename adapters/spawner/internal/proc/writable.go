@@ -1,12 +1,9 @@
 package proc
 
 import (
-	"errors"
 	"os"
 	"sync"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/shellgate/shellgate/adapters/internal/nbio"
 )
@@ -61,18 +58,6 @@ func (w *TryWriter) TryWrite(b []byte) (int, error) {
 // write is the poller's write: as much of w.b as fd takes, and never park
 // (the caller queues what is left).
 func (w *TryWriter) write(fd uintptr) bool {
-	for w.written < len(w.b) {
-		n, err := w.mode.Write(fd, w.b[w.written:])
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			if !errors.Is(err, unix.EAGAIN) {
-				w.writeErr = err
-			}
-			break
-		}
-		w.written += n
-	}
+	w.written, _, w.writeErr = w.mode.WriteFrom(fd, w.b, w.written)
 	return true
 }
