@@ -488,6 +488,8 @@ type spawnMeta struct {
 	Env     map[string]string `json:"env"`
 	PTY     *bool             `json:"pty"`
 	Host    *string           `json:"host"`
+	// AwaitViewer: terminals.Spec.AwaitViewer.
+	AwaitViewer bool `json:"awaitViewer"`
 }
 
 // createParams are createTerminal's params, read into the terminal they
@@ -547,7 +549,7 @@ func (c *conn) decodeCreate(raw json.RawMessage) (createParams, *Error) {
 		if raw, ok := meta[SpawnMetaKey]; ok {
 			var sm spawnMeta
 			if err := json.Unmarshal(raw, &sm); err != nil {
-				return out, invalidParams(`_meta["%s"] must be {command?: string, args?: [string], env?: {NAME: string}, pty?: bool, host?: string}: %v`, SpawnMetaKey, err)
+				return out, invalidParams(`_meta["%s"] must be {command?: string, args?: [string], env?: {NAME: string}, pty?: bool, host?: string, awaitViewer?: bool}: %v`, SpawnMetaKey, err)
 			}
 			if sm.Command != nil {
 				spec.Command = *sm.Command
@@ -569,6 +571,7 @@ func (c *conn) decodeCreate(raw json.RawMessage) (createParams, *Error) {
 			if sm.Host != nil {
 				spec.Host = *sm.Host
 			}
+			spec.AwaitViewer = sm.AwaitViewer
 		}
 	}
 	out.Spec = spec

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -201,6 +202,34 @@ func TestTerminalOpensRunsAndExitsOverTheProtocol(t *testing.T) {
 	exited := c.next("exit", isAction("ahp-terminal:/t1", "terminal/exited"))
 	require.Equal(t, float64(4), exited["params"].(map[string]any)["action"].(map[string]any)["exitCode"])
 	require.NotContains(t, exited["params"], "origin", "server actions carry no origin")
+}
+
+// _meta["shellgate/spawn"].awaitViewer holds the output for the first
+// subscriber: the command has written everything and exited before the
+// subscribe, yet the snapshot is empty and every line comes as data.
+func TestAwaitViewerKeepsTheOutputForTheFirstSubscriber(t *testing.T) {
+	r := newRig(t)
+	c := r.dial()
+	c.initialize("c1")
+	printed := filepath.Join(t.TempDir(), "printed")
+	created := c.call("createTerminal", map[string]any{"channel": "ahp-terminal:/held",
+		"_meta": map[string]any{"shellgate/spawn": map[string]any{"awaitViewer": true,
+			"command": `i=0; while [ $i -lt 500 ]; do echo line-$i; i=$((i+1)); done; : > "$PRINTED"`,
+			"env":     map[string]any{"PRINTED": printed}}}})
+	require.Contains(t, created, "result")
+	require.Eventually(t, func() bool { _, err := os.Stat(printed); return err == nil }, deadline, 10*time.Millisecond,
+		"the command never finished printing")
+
+	sub := c.call("subscribe", map[string]any{"channel": "ahp-terminal:/held"})
+	state := sub["result"].(map[string]any)["snapshot"].(map[string]any)["state"].(map[string]any)
+	require.Equal(t, []any{}, state["content"], "nothing was read before the subscribe")
+	var all strings.Builder
+	for i := range 500 {
+		fmt.Fprintf(&all, "line-%d\n", i)
+	}
+	c.output("ahp-terminal:/held", all.String())
+	exited := c.next("exit", isAction("ahp-terminal:/held", "terminal/exited"))
+	require.Equal(t, float64(0), exited["params"].(map[string]any)["action"].(map[string]any)["exitCode"])
 }
 
 func TestErrorsAreAnsweredAndTheConnectionCarriesOn(t *testing.T) {

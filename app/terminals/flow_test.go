@@ -28,6 +28,12 @@ const (
 // flowBytes of output at once, then exits 0; its hub has small marks.
 func floodHost(t *testing.T) (*terminals.Host, *hub.Hub, *fake.Spawner) {
 	t.Helper()
+	return floodHostKeeping(t, 2*flowBytes)
+}
+
+// floodHostKeeping is floodHost with a scrollback of scrollback characters.
+func floodHostKeeping(t *testing.T, scrollback int) (*terminals.Host, *hub.Hub, *fake.Spawner) {
+	t.Helper()
 	sp := fake.New()
 	text := strings.Repeat("0123456789abcde\n", flowBytes/16)
 	sp.Register("sh", func(p *fake.Process) terminal.ExitStatus {
@@ -37,7 +43,7 @@ func floodHost(t *testing.T) (*terminals.Host, *hub.Hub, *fake.Spawner) {
 		return terminal.ExitedWith(0)
 	})
 	h := hub.New(hub.Options{HighWater: highWater, LowWater: lowWater})
-	host := terminals.New(terminals.Config{Shell: "/bin/sh", Dir: t.TempDir(), ReadBufferSize: readBuf, ScrollbackLimit: 2 * flowBytes}, h, sp, clock.System())
+	host := terminals.New(terminals.Config{Shell: "/bin/sh", Dir: t.TempDir(), ReadBufferSize: readBuf, ScrollbackLimit: scrollback}, h, sp, clock.System())
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 		defer cancel()
@@ -108,4 +114,65 @@ func TestTerminalWithoutSubscribersKeepsDrainingIntoTheScrollback(t *testing.T) 
 	snap, err := host.Snapshot(term.URI())
 	require.NoError(t, err)
 	require.Len(t, terminal.Text(snap.Content), flowBytes, "all of it is in the scrollback")
+}
+
+// A terminal created to await its viewer reads nothing before its first
+// subscriber, so that subscriber gets every byte, although the process
+// wrote sixteen times the scrollback and exited before it came.
+func TestTerminalAwaitingItsViewerHoldsItsOutputUntilTheFirstSubscribe(t *testing.T) {
+	host, h, sp := floodHostKeeping(t, flowBytes/16)
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	term, err := host.Create(ctx, terminals.Spec{URI: "ahp-terminal:/held", Command: "flood", Claim: terminal.ClientHolds("x"), AwaitViewer: true})
+	require.NoError(t, err)
+	proc, err := sp.Next(ctx)
+	require.NoError(t, err)
+	proc.Wait()
+	require.Equal(t, flowBytes, proc.Unread(), "not a byte was read before anyone subscribed")
+
+	s := h.NewSubscriber("late", 0)
+	defer h.Remove(s)
+	snap := subscribe(t, host, s, term.URI())
+	got := terminal.Text(snap.Terminal.Content)
+	require.Empty(t, got, "the snapshot is taken before the hold ends")
+	var out strings.Builder
+	for exited := false; !exited; {
+		batch, err := next(ctx, s)
+		require.NoError(t, err)
+		for _, ev := range batch {
+			switch a := ev.Action.(type) {
+			case terminal.Data:
+				out.WriteString(a.Data)
+			case terminal.Exited:
+				exited = true
+			}
+		}
+	}
+	require.Equal(t, strings.Repeat("0123456789abcde\n", flowBytes/16), out.String())
+	require.Equal(t, 0, exitOf(t, term).Code)
+}
+
+// Killing or disposing of a terminal that awaits its viewer ends the hold:
+// its output drains and its exit is announced, though nobody subscribed.
+func TestKillOrDisposeEndsTheWaitForAViewer(t *testing.T) {
+	for _, end := range []string{"kill", "dispose"} {
+		t.Run(end, func(t *testing.T) {
+			host, _, sp := floodHost(t)
+			ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+			defer cancel()
+			term, err := host.Create(ctx, terminals.Spec{URI: "ahp-terminal:/held", Command: "flood", Claim: terminal.ClientHolds("x"), AwaitViewer: true})
+			require.NoError(t, err)
+			proc, err := sp.Next(ctx)
+			require.NoError(t, err)
+			proc.Wait()
+			if end == "kill" {
+				_ = term.Kill() // the fake has exited already: only the hold matters
+			} else {
+				require.NoError(t, host.Dispose(term.URI()))
+			}
+			_, err = term.Wait(ctx)
+			require.NoError(t, err, "the exit is announced")
+			require.Zero(t, proc.Unread(), "the output was read to its end")
+		})
+	}
 }

@@ -196,6 +196,13 @@ type Spec struct {
 	// end of input at once rather than wait (cat with no file, a [Y/n]
 	// prompt). Input dispatched to it later is dropped.
 	NoInput bool
+	// AwaitViewer holds the process's output unread until the terminal's
+	// first subscriber is there: the process runs, and waits in its write
+	// once the kernel's buffer is full, so a caller that creates a
+	// terminal and then subscribes sees all of its output, however much
+	// came in between. The hold ends too when the terminal is disposed of
+	// or killed, or the host stops.
+	AwaitViewer bool
 	// OnOutput, when set, is given every chunk of the process's output as it
 	// is read, with the stream it came from, before it reaches the
 	// scrollback. On pipes it also keeps standard error apart from standard
@@ -284,6 +291,9 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 		return nil, err
 	}
 	t := &Terminal{uri: spec.URI, host: h, owner: spec.Owner, machine: spec.Host, isPty: spec.PTY, tap: spec.OnOutput, done: make(chan struct{})}
+	if spec.AwaitViewer {
+		t.hold = make(chan struct{})
+	}
 	var err error
 	h.update(func(tx hub.Tx) {
 		switch {
@@ -513,6 +523,7 @@ func (h *Host) Dispose(uri string) error {
 	if err != nil {
 		return err
 	}
+	t.endHold() // the pump reads on to the process's end
 	if p := t.process(); p != nil {
 		_ = t.input.closeInput(p, t.isPty)
 		_ = p.Kill()
@@ -552,6 +563,9 @@ func (h *Host) Stop(ctx context.Context) error {
 			all = append(all, t)
 		}
 	})
+	for _, t := range all {
+		t.endHold()
+	}
 	signalAll := func(send func(ports.Process) error) {
 		for _, t := range all {
 			if p := t.process(); p != nil {

@@ -32,6 +32,9 @@ func (h *Host) SubscribeAll(s *hub.Subscriber, uris []string, then func(snaps []
 		for _, uri := range uris {
 			if snap, ok := h.snapshotLocked(uri); ok && tx.Subscribe(s, uri) {
 				snaps = append(snaps, snap)
+				if t := h.terms[uri]; t != nil {
+					t.endHold() // after the snapshot: what it read comes as events
+				}
 			}
 		}
 		then(snaps, tx.Seq())
@@ -87,6 +90,9 @@ func (h *Host) Resume(s *hub.Subscriber, lastSeen uint64, uris []string, then fu
 				continue
 			}
 			tx.Subscribe(s, uri)
+			if t := h.terms[uri]; t != nil {
+				t.endHold()
+			}
 			if !res.Replay {
 				snap, _ := h.snapshotLocked(uri)
 				res.Snapshots = append(res.Snapshots, snap)

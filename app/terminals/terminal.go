@@ -46,6 +46,19 @@ type Terminal struct {
 
 	done   chan struct{}
 	status terminal.ExitStatus // set before done closes
+
+	// hold, when not nil (Spec.AwaitViewer), keeps the pump from reading
+	// until it is closed, once, by endHold.
+	hold     chan struct{}
+	holdOnce sync.Once
+}
+
+// endHold lets the pump read the process's output, if Spec.AwaitViewer
+// held it back.
+func (t *Terminal) endHold() {
+	if t.hold != nil {
+		t.holdOnce.Do(func() { close(t.hold) })
+	}
 }
 
 // URI is the terminal's channel.
@@ -81,6 +94,7 @@ func (t *Terminal) Wait(ctx context.Context) (terminal.ExitStatus, error) {
 // Kill ends the whole process group with SIGKILL; the terminal stays listed
 // and shows the exit.
 func (t *Terminal) Kill() error {
+	t.endHold() // so that the exit is read and shown
 	if p := t.process(); p != nil {
 		return p.Kill()
 	}
@@ -143,6 +157,9 @@ func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 	marks := t.marks
 	if stream != Stdout {
 		marks = nil
+	}
+	if t.hold != nil {
+		<-t.hold // Spec.AwaitViewer
 	}
 	for {
 		// Flow control: while every viewer is far behind, the output stays

@@ -140,7 +140,7 @@ func runAttach(cmd *cobra.Command, r remote, target string) error {
 	if a.uri == "" {
 		a.uri = client.TerminalURI(client.RandomID())
 		host, _ := cmd.Flags().GetString("host")
-		spawn := &client.Spawn{PTY: true, Host: host}
+		spawn := &client.Spawn{PTY: true, Host: host, AwaitViewer: true}
 		if t := os.Getenv("TERM"); t != "" {
 			spawn.Env = map[string]string{"TERM": t}
 		}

@@ -89,7 +89,10 @@ incomplete, disposes of the terminal (unless --keep) and exits 1.`,
 }
 
 func runExec(cmd *cobra.Command, r remote, argv []string, opts execOptions) error {
-	spawn := &client.Spawn{Command: argv[0], Args: append([]string{}, argv[1:]...), PTY: opts.pty, Host: opts.host}
+	// AwaitViewer: a command that writes fast could otherwise overflow the
+	// scrollback between the create and the subscribe, and exec would miss
+	// the start of its output.
+	spawn := &client.Spawn{Command: argv[0], Args: append([]string{}, argv[1:]...), PTY: opts.pty, Host: opts.host, AwaitViewer: true}
 	for _, kv := range opts.env {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || name == "" {

@@ -612,6 +612,10 @@ type Spawn struct {
 	// Host is the machine it runs on (a name from the daemon's hosts:);
 	// empty means the daemon's own.
 	Host string
+	// AwaitViewer has the daemon read none of the output until the
+	// terminal's first subscriber is there, so that a subscribe right
+	// after the create misses nothing, however fast the command writes.
+	AwaitViewer bool
 }
 
 // MarshalJSON keeps an empty, non-nil Args: it is what tells the daemon
@@ -629,6 +633,9 @@ func (s Spawn) MarshalJSON() ([]byte, error) {
 	}
 	if s.Host != "" {
 		m["host"] = s.Host
+	}
+	if s.AwaitViewer {
+		m["awaitViewer"] = true
 	}
 	return json.Marshal(m)
 }
