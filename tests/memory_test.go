@@ -55,7 +55,21 @@ func TestClientsThatDoNotReadHoldNoMoreThanTheTotalCap(t *testing.T) {
 	reader := d.dial(t, ahpclient.DialOptions{HTTPClient: smallWindow()})
 	_, _, err := reader.Initialize(ctx, "reader", nil, nil)
 	require.NoError(t, err)
-	channel := floodTerminal(t, reader, d, n)
+	// First a warm-up that the reader reads to its end and the others
+	// do not: they start the flood already behind, under the high-water
+	// mark and far under the cap, so that a reader this loaded machine
+	// does not schedule for a while still counts as nearer than any of
+	// them (the cap sheds by what arrived since each last held less than
+	// the mark; without the warm-up, a reader that had read nothing yet
+	// tied with the others, and the cap once picked it).
+	const (
+		channel = "ahp-terminal:/flood"
+		warm    = 512 << 10
+	)
+	rpcErr, err := reader.CreateTerminal(ctx, ahpclient.CreateParams{Channel: channel, Meta: spawn(fmt.Sprintf(
+		"read go; head -c %d /dev/zero | tr '\\0' w; echo; echo warm-done; read go; head -c %d /dev/zero | tr '\\0' x; echo; echo flood-done", warm, n), false)})
+	require.NoError(t, err)
+	require.Nil(t, rpcErr)
 	_, _, err = reader.Subscribe(ctx, channel)
 	require.NoError(t, err)
 	for i := range idle {
@@ -66,6 +80,11 @@ func TestClientsThatDoNotReadHoldNoMoreThanTheTotalCap(t *testing.T) {
 		require.NoError(t, err)
 		c.PauseReading()
 	}
+	_, err = reader.Dispatch(ctx, channel, ahpclient.InputAction("go\n"))
+	require.NoError(t, err)
+	_, err = reader.WaitOutput(ctx, channel, "warm-done")
+	require.NoError(t, err)
+	require.Zero(t, d.metric("shellgate_slow_clients_dropped_total"), "the warm-up sheds nobody")
 	rssBefore := rssKiB(t, d.cmd.Process.Pid)
 
 	// Sample what the daemon says it holds while the flood runs.
@@ -95,7 +114,8 @@ func TestClientsThatDoNotReadHoldNoMoreThanTheTotalCap(t *testing.T) {
 	close(stop)
 	sampling.Wait()
 	require.NoError(t, err)
-	require.Len(t, text, n+len("\nflood-done"), "the reader got everything")
+	require.Equal(t, n, strings.Count(text, "x"), "the reader got everything")
+	require.Len(t, text, n+len("\n\nflood-done"))
 	rssAfter := rssKiB(t, d.cmd.Process.Pid)
 	dropped := d.metric("shellgate_slow_clients_dropped_total")
 	t.Logf("%d viewers that do not read and one that does, %d MiB flood: peak held %.1f MiB (cap %d MiB, %d × bound %d MiB = %d MiB uncapped), %v shed; daemon RSS %.1f → %.1f MiB, heap in use %.1f MiB",
