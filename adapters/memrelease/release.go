@@ -8,7 +8,9 @@
 // which an idle daemon may never reach: its resident memory stays at about
 // twice what it holds. Once allocation has all but stopped, one forced
 // collection that returns every free page (debug.FreeOSMemory) brings it
-// down to what is live. docs/measured.md has the figures.
+// down to what is live. The stacks of goroutines that have ended (the
+// pumps of terminals gone idle) go back the same way, once enough have
+// ended. docs/measured.md has the figures.
 package memrelease
 
 import (
@@ -36,6 +38,12 @@ const (
 	// forced collection never comes more often than the collector would
 	// run on its smallest heap.
 	worthReleasing = 4 << 20
+	// stacksWorthReleasing is how many goroutines must have ended, counted
+	// from the most there were since the last release, for another: an
+	// ended goroutine's stack (4 KiB or more) goes back only at a
+	// collection, and idle terminals end their pumps' goroutines
+	// (app/terminals, Config.ParkAfter) without allocating anything.
+	stacksWorthReleasing = 64
 )
 
 // Runtime is what the releaser reads and does; the real one is the Go
@@ -45,6 +53,8 @@ type Runtime interface {
 	Allocated() uint64
 	// Release collects and returns every free page to the system.
 	Release()
+	// Goroutines is how many goroutines there are now.
+	Goroutines() uint64
 }
 
 // Releaser watches the allocation rate and releases memory once after each
@@ -59,6 +69,7 @@ type Releaser struct {
 	lastAt   time.Time // when it last looked
 	last     uint64    // Allocated then
 	released uint64    // Allocated after the last release
+	peak     uint64    // the most Goroutines seen since the last release
 }
 
 // New returns a releaser that looks at rt on clock's time; Start begins it.
@@ -72,6 +83,7 @@ func (r *Releaser) Start() {
 	defer r.mu.Unlock()
 	r.lastAt, r.last = r.clock.Now(), r.rt.Allocated()
 	r.released = r.last
+	r.peak = r.rt.Goroutines()
 	r.scheduleLocked(slowLook)
 }
 
@@ -92,7 +104,8 @@ func (r *Releaser) scheduleLocked(d time.Duration) {
 }
 
 // look releases when allocation is quiet and enough came since the last
-// release, and schedules the next look: soon while a release is pending.
+// release, or enough goroutines ended, and schedules the next look: soon
+// while a release is pending.
 func (r *Releaser) look() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -102,12 +115,15 @@ func (r *Releaser) look() {
 	now, allocated := r.clock.Now(), r.rt.Allocated()
 	elapsed := now.Sub(r.lastAt)
 	quiet := float64(allocated-r.last) < quietRate*elapsed.Seconds()
-	pending := allocated-r.released >= worthReleasing
+	goroutines := r.rt.Goroutines()
+	r.peak = max(r.peak, goroutines)
+	pending := allocated-r.released >= worthReleasing || r.peak-goroutines >= stacksWorthReleasing
 	r.lastAt, r.last = now, allocated
 	if quiet && pending {
 		r.rt.Release()
 		r.released = r.rt.Allocated()
 		r.last = r.released
+		r.peak = goroutines
 		pending = false
 	}
 	next := slowLook
@@ -124,17 +140,22 @@ type GoRuntime struct {
 
 // NewGoRuntime reads this process's allocations through runtime/metrics.
 func NewGoRuntime() *GoRuntime {
-	return &GoRuntime{sample: []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}}
+	return &GoRuntime{sample: []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/sched/goroutines:goroutines"}}}
 }
 
 // Allocated reads the runtime's count of heap bytes allocated. One
 // releaser calls it at a time.
-func (g *GoRuntime) Allocated() uint64 {
-	metrics.Read(g.sample)
-	if g.sample[0].Value.Kind() != metrics.KindUint64 {
+func (g *GoRuntime) Allocated() uint64 { return g.read(0) }
+
+// Goroutines reads the runtime's count of live goroutines.
+func (g *GoRuntime) Goroutines() uint64 { return g.read(1) }
+
+func (g *GoRuntime) read(i int) uint64 {
+	metrics.Read(g.sample[i : i+1])
+	if g.sample[i].Value.Kind() != metrics.KindUint64 {
 		return 0
 	}
-	return g.sample[0].Value.Uint64()
+	return g.sample[i].Value.Uint64()
 }
 
 // Release forces a collection and returns what is free to the system.

@@ -18,9 +18,22 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // fakeRuntime counts what the releaser asked of it; the test allocates by
 // moving its counter.
 type fakeRuntime struct {
-	mu        sync.Mutex
-	allocated uint64
-	releases  int
+	mu         sync.Mutex
+	allocated  uint64
+	goroutines uint64
+	releases   int
+}
+
+func (f *fakeRuntime) Goroutines() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.goroutines
+}
+
+func (f *fakeRuntime) setGoroutines(n uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.goroutines = n
 }
 
 func (f *fakeRuntime) Allocated() uint64 {
@@ -51,7 +64,7 @@ func (f *fakeRuntime) released() int {
 func started(t *testing.T) (*clock.Fake, *fakeRuntime) {
 	t.Helper()
 	clk := clock.NewFake(time.Unix(1_000_000, 0))
-	rt := &fakeRuntime{allocated: 100 << 20}
+	rt := &fakeRuntime{allocated: 100 << 20, goroutines: 10}
 	r := memrelease.New(clk, rt)
 	r.Start()
 	t.Cleanup(r.Stop)
@@ -78,6 +91,26 @@ func TestABurstThenQuietReleasesOnceAndNotAgainWhileQuiet(t *testing.T) {
 
 	busy(clk, rt, 1<<10, time.Minute) // idle pings
 	require.Equal(t, 1, rt.released(), "released again with nothing new to give back")
+}
+
+// Idle terminals end their pumps' goroutines without allocating: their
+// stacks go back at a collection, so enough of them ending is worth one.
+func TestGoroutinesEndingReleaseTheirStacksOnce(t *testing.T) {
+	clk, rt := started(t)
+	rt.setGoroutines(1010) // 500 terminals, a connection and a pump each
+	busy(clk, rt, 0, 5*time.Second)
+	require.Zero(t, rt.released(), "released with nothing to give back")
+
+	rt.setGoroutines(510) // the pumps park
+	busy(clk, rt, 0, 3*time.Second)
+	require.Equal(t, 1, rt.released(), "the ended goroutines' stacks were not given back")
+
+	busy(clk, rt, 0, time.Minute)
+	require.Equal(t, 1, rt.released(), "released again with nothing new to give back")
+
+	rt.setGoroutines(470) // fewer than are worth a collection
+	busy(clk, rt, 0, time.Minute)
+	require.Equal(t, 1, rt.released(), "40 ended goroutines forced a collection")
 }
 
 func TestSteadyWorkIsNeverInterruptedByARelease(t *testing.T) {
@@ -132,4 +165,17 @@ func TestTheGoRuntimeGivesBackABurstsGarbage(t *testing.T) {
 	rt.Release()
 	runtime.ReadMemStats(&ms)
 	require.Greater(t, ms.HeapReleased, releasedBefore, "no page went back to the system")
+}
+
+func TestTheGoRuntimeCountsGoroutines(t *testing.T) {
+	rt := memrelease.NewGoRuntime()
+	before := rt.Goroutines()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() { <-stop })
+	}
+	require.GreaterOrEqual(t, rt.Goroutines(), before+10)
+	close(stop)
+	wg.Wait()
 }
