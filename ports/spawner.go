@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 
 	"github.com/shellgate/shellgate/domain/terminal"
 )
@@ -137,3 +138,22 @@ type InputTrier interface {
 type BufferLender interface {
 	ReadLent(lend func() []byte, giveBack func([]byte)) (buf []byte, n int, err error)
 }
+
+// QuietParker is implemented by a BufferLender whose reader need not keep a
+// goroutine while the process writes nothing. ReadLentQuiet is ReadLent
+// that gives up once quiet has passed with nothing to read, returning
+// ErrQuiet and no buffer; AwaitOutput then calls ready once, when there is
+// output to read, the output has ended, or the process is being closed.
+// ready may run on any goroutine, the caller's included, and must not
+// block. The reader's goroutine can end in between, and an idle terminal
+// holds no stack. quiet is wall-clock time, kept by the kernel's and the
+// runtime's timers.
+type QuietParker interface {
+	BufferLender
+	ReadLentQuiet(quiet time.Duration, lend func() []byte, giveBack func([]byte)) (buf []byte, n int, err error)
+	AwaitOutput(ready func())
+}
+
+// ErrQuiet is ReadLentQuiet's error when no output came within its quiet
+// time.
+var ErrQuiet = errors.New("no output within the quiet time")

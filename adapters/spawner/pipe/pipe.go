@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/shellgate/shellgate/adapters/spawner/internal/gone"
 	"github.com/shellgate/shellgate/adapters/spawner/internal/proc"
@@ -174,6 +175,7 @@ func (p *process) Close() error {
 		if p.errOut != nil {
 			errErr = p.errOut.Close()
 		}
+		p.lent.Closing()
 		p.closeErr = errors.Join(inErr, p.out.Close(), errErr)
 	})
 	return p.closeErr
@@ -190,3 +192,14 @@ func closeAll(files ...*os.File) {
 func (p *process) ReadLent(lend func() []byte, giveBack func([]byte)) ([]byte, int, error) {
 	return p.lent.ReadLent(lend, giveBack)
 }
+
+var _ ports.QuietParker = (*process)(nil)
+
+// ReadLentQuiet is ReadLent that gives up with ports.ErrQuiet once nothing
+// has come for quiet.
+func (p *process) ReadLentQuiet(quiet time.Duration, lend func() []byte, giveBack func([]byte)) ([]byte, int, error) {
+	return p.lent.ReadLentQuiet(quiet, lend, giveBack)
+}
+
+// AwaitOutput calls ready once there is output, its end, or a Close.
+func (p *process) AwaitOutput(ready func()) { p.lent.AwaitOutput(ready) }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -216,7 +217,10 @@ func (p *process) IsPTY() bool { return true }
 // Close closes the master. If the child still runs, the kernel hangs up its
 // terminal (SIGHUP to the foreground group); Close itself signals nothing.
 func (p *process) Close() error {
-	p.closeOnce.Do(func() { p.closeErr = p.master.Close() })
+	p.closeOnce.Do(func() {
+		p.out.Closing()
+		p.closeErr = p.master.Close()
+	})
 	return p.closeErr
 }
 
@@ -225,5 +229,16 @@ func (p *process) Close() error {
 func (p *process) ReadLent(lend func() []byte, giveBack func([]byte)) ([]byte, int, error) {
 	return p.out.ReadLent(lend, giveBack)
 }
+
+var _ ports.QuietParker = (*process)(nil)
+
+// ReadLentQuiet is ReadLent that gives up with ports.ErrQuiet once nothing
+// has come for quiet.
+func (p *process) ReadLentQuiet(quiet time.Duration, lend func() []byte, giveBack func([]byte)) ([]byte, int, error) {
+	return p.out.ReadLentQuiet(quiet, lend, giveBack)
+}
+
+// AwaitOutput calls ready once there is output, its end, or a Close.
+func (p *process) AwaitOutput(ready func()) { p.out.AwaitOutput(ready) }
 
 func isEIO(err error) bool { return errors.Is(err, syscall.EIO) }

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -505,6 +506,27 @@ func (p *process) TryWrite(b []byte) (int, error) {
 		return t.TryWrite(b)
 	}
 	return p.Process.Write(b)
+}
+
+var _ ports.QuietParker = (*process)(nil)
+
+// ReadLentQuiet is the confined process's, where it has one; otherwise
+// ReadLent, which never gives up.
+func (p *process) ReadLentQuiet(quiet time.Duration, lend func() []byte, giveBack func([]byte)) ([]byte, int, error) {
+	if q, ok := p.Process.(ports.QuietParker); ok {
+		return q.ReadLentQuiet(quiet, lend, giveBack)
+	}
+	return p.ReadLent(lend, giveBack)
+}
+
+// AwaitOutput is the confined process's, where it has one; otherwise ready
+// comes at once.
+func (p *process) AwaitOutput(ready func()) {
+	if q, ok := p.Process.(ports.QuietParker); ok {
+		q.AwaitOutput(ready)
+		return
+	}
+	ready()
 }
 
 // ReadLent reads into a buffer borrowed once output is there.

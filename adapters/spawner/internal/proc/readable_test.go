@@ -1,14 +1,18 @@
 package proc
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/shellgate/shellgate/ports"
 )
 
 func TestReadLentBorrowsOnlyWhenThereIsOutput(t *testing.T) {
@@ -135,4 +139,129 @@ func TestTryWriteAllocatesNothingOfItsOwn(t *testing.T) {
 		}
 	})
 	require.Zero(t, allocs)
+}
+
+// pollablePipe is a pipe whose read end is non-blocking, in Go's poller.
+func pollablePipe(t *testing.T) (*os.File, *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	fd, err := unix.Dup(int(r.Fd()))
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+	require.NoError(t, unix.SetNonblock(fd, true))
+	pr := os.NewFile(uintptr(fd), "pipe")
+	t.Cleanup(func() { _ = pr.Close(); _ = w.Close() })
+	return pr, w
+}
+
+func waitReady(t *testing.T, ready <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ready:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("ready was not called %s", what)
+	}
+}
+
+// A quiet reader gives up holding no buffer, is told when output comes,
+// and reads it; again and again, from one watch goroutine that ends once
+// nothing is watched (the leak check in TestMain).
+func TestReadLentQuietGivesUpAndAwaitOutputSaysWhenOutputCame(t *testing.T) {
+	pr, w := pollablePipe(t)
+	lr := NewLentReader(pr, nil)
+	var lent, returned atomic.Int32
+	lend := func() []byte { lent.Add(1); return make([]byte, 16) }
+	giveBack := func([]byte) { returned.Add(1) }
+
+	for i := range 3 {
+		buf, n, err := lr.ReadLentQuiet(time.Millisecond, lend, giveBack)
+		require.ErrorIs(t, err, ports.ErrQuiet)
+		require.Nil(t, buf)
+		require.Zero(t, n)
+		require.Equal(t, lent.Load(), returned.Load(), "a quiet reader holds a buffer")
+
+		ready := make(chan struct{})
+		lr.AwaitOutput(func() { close(ready) })
+		select {
+		case <-ready:
+			t.Fatal("ready came before any output")
+		default:
+		}
+		word := fmt.Sprintf("out%d", i)
+		_, err = w.Write([]byte(word))
+		require.NoError(t, err)
+		waitReady(t, ready, "after output")
+		buf, n, err = lr.ReadLentQuiet(time.Minute, lend, giveBack)
+		require.NoError(t, err)
+		require.Equal(t, word, string(buf[:n]))
+		giveBack(buf) // as the pump does, once the output is handed on
+	}
+
+	// The end of output wakes a watch too, and reads as the end.
+	_, _, err := lr.ReadLentQuiet(time.Millisecond, lend, giveBack)
+	require.ErrorIs(t, err, ports.ErrQuiet)
+	ready := make(chan struct{})
+	lr.AwaitOutput(func() { close(ready) })
+	require.NoError(t, w.Close())
+	waitReady(t, ready, "at the end of output")
+	_, _, err = lr.ReadLentQuiet(time.Minute, lend, giveBack)
+	require.ErrorIs(t, err, io.EOF)
+}
+
+// Closing ends a watch under way (its ready comes, so the reader reads and
+// finds the file closed) and refuses new ones: a file closed while watched
+// would otherwise leave its reader waiting for ever.
+func TestClosingEndsAWatchAndRefusesNewOnes(t *testing.T) {
+	pr, _ := pollablePipe(t)
+	lr := NewLentReader(pr, nil)
+	ready := make(chan struct{})
+	lr.AwaitOutput(func() { close(ready) })
+	// Another reader's output, so the watch is surely waiting when the
+	// last watched reader closes: it must end then (the leak check).
+	otherR, otherW := pollablePipe(t)
+	other := NewLentReader(otherR, nil)
+	otherReady := make(chan struct{})
+	other.AwaitOutput(func() { close(otherReady) })
+	_, err := otherW.Write([]byte("x"))
+	require.NoError(t, err)
+	waitReady(t, otherReady, "for the other reader")
+
+	lr.Closing()
+	waitReady(t, ready, "by Closing")
+	require.NoError(t, pr.Close())
+
+	again := make(chan struct{})
+	lr.AwaitOutput(func() { close(again) })
+	waitReady(t, again, "at once after Closing")
+}
+
+// Many readers share the one watch: each is told about its own output
+// only.
+func TestEachWatchedReaderIsToldOfItsOwnOutput(t *testing.T) {
+	const readers = 20
+	type side struct {
+		lr    *LentReader
+		w     *os.File
+		ready chan struct{}
+	}
+	var sides []side
+	for range readers {
+		pr, w := pollablePipe(t)
+		s := side{NewLentReader(pr, nil), w, make(chan struct{})}
+		s.lr.AwaitOutput(func() { close(s.ready) })
+		sides = append(sides, s)
+	}
+	for i, s := range sides {
+		_, err := s.w.Write([]byte("x"))
+		require.NoError(t, err)
+		waitReady(t, s.ready, fmt.Sprintf("for reader %d", i))
+		for _, later := range sides[i+1:] {
+			select {
+			case <-later.ready:
+				t.Fatalf("a reader was woken by reader %d's output", i)
+			default:
+			}
+		}
+	}
 }
