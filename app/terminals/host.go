@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shellgate/shellgate/app/hub"
@@ -60,6 +61,11 @@ type Config struct {
 	StopGrace time.Duration
 	// ReadBufferSize is the pump's read size per terminal.
 	ReadBufferSize int
+	// ParkAfter is how long a process may write nothing before its pump's
+	// goroutine ends, to start again when output comes (where the spawner
+	// can say when: ports.QuietParker). An idle terminal then costs no
+	// goroutine stack. Zero means DefaultParkAfter; less, never.
+	ParkAfter time.Duration
 	// Integration, when set, makes an interactive bash or zsh under a pty
 	// report its command boundaries. Marks are read from every pty terminal
 	// either way; pipes never have any.
@@ -103,6 +109,9 @@ var ErrUnknownHost = errors.New("is not a configured host")
 const (
 	DefaultStopGrace      = 5 * time.Second
 	DefaultReadBufferSize = 64 << 10
+	// DefaultParkAfter is long past a keystroke's echo and the pauses of
+	// a burst of output, so a pump parks only once its terminal is idle.
+	DefaultParkAfter = time.Second
 )
 
 // Host owns every live terminal.
@@ -123,6 +132,7 @@ type Host struct {
 	closing bool
 
 	pumps   sync.WaitGroup
+	parked  atomic.Int64 // pumps whose goroutine ended while their process is quiet
 	buffers bufferPool
 }
 
@@ -130,6 +140,9 @@ type Host struct {
 func New(cfg Config, h *hub.Hub, sp ports.Spawner, clock ports.Clock) *Host {
 	if cfg.StopGrace <= 0 {
 		cfg.StopGrace = DefaultStopGrace
+	}
+	if cfg.ParkAfter == 0 {
+		cfg.ParkAfter = DefaultParkAfter
 	}
 	if cfg.ReadBufferSize <= 0 {
 		cfg.ReadBufferSize = DefaultReadBufferSize

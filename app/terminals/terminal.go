@@ -112,54 +112,104 @@ func (t *Terminal) process() ports.Process {
 
 // pump moves output into the hub until the process's output drains (both
 // streams, when standard error is kept apart), then announces the exit,
-// once.
+// once. Standard output's reader may stop while the process is quiet
+// (see drainer); the rest of the pump then runs on the goroutine that
+// resumes it.
 func (t *Terminal) pump(bufSize int) {
 	p := t.process()
-	var stderr sync.WaitGroup
+	pu := &pumping{p: p}
 	if src, ok := p.(ports.StderrSource); ok && t.tap != nil {
 		if r := src.Stderr(); r != nil {
-			stderr.Add(1)
+			pu.stderr.Add(1)
 			go func() {
-				defer stderr.Done()
-				t.drain(r, Stderr, bufSize)
+				defer pu.stderr.Done()
+				d := t.newDrainer(r, Stderr, bufSize)
+				d.quiet = nil // two parked streams would need two resumes
+				d.run()
 			}()
 		}
 	}
-	t.drain(p, Stdout, bufSize)
+	pu.stdout = t.newDrainer(p, Stdout, bufSize)
+	pu.stdout.resume = func() {
+		t.host.parked.Add(-1)
+		go t.pumpOn(pu)
+	}
+	t.pumpOn(pu)
+}
+
+// pumping is a pump's state across the goroutines that run it.
+type pumping struct {
+	p      ports.Process
+	stdout *drainer
+	stderr sync.WaitGroup
+}
+
+// pumpOn reads standard output on to its end, or until its reader parks,
+// and finishes the terminal after the end.
+func (t *Terminal) pumpOn(pu *pumping) {
+	if !pu.stdout.run() {
+		return // parked: pu.stdout.resume brings the pump back
+	}
 	if t.title != nil {
 		t.title.flush()
 	}
-	stderr.Wait()
-	status := p.Wait()
-	_ = p.Close()
+	pu.stderr.Wait()
+	status := pu.p.Wait()
+	_ = pu.p.Close()
 	t.input.wait() // the close ends a write the process never took
 	t.finish(status)
 }
 
-// drain reads one output stream to its end into the tap and the
-// scrollback. Each stream has its own decoder, so a character split across
-// reads of one stream is not broken by the other stream's output.
 // ownedReadSize caps the read buffer of a process that cannot lend (one
 // on another machine, a fake): that buffer lives as long as the terminal.
 const ownedReadSize = 16 << 10
 
-func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
+// drainer reads one output stream to its end into the tap and the
+// scrollback. Each stream has its own decoder, so a character split across
+// reads of one stream is not broken by the other stream's output. What it
+// keeps between reads lives here, not on a goroutine's stack: when the
+// process has written nothing for Config.ParkAfter and can say when it
+// does (ports.QuietParker), the reading goroutine ends and resume starts
+// another once output comes, so an idle terminal holds no goroutine.
+type drainer struct {
+	t      *Terminal
+	r      io.Reader
+	stream Stream
+	lender ports.BufferLender // nil: reads go into owned
+	quiet  ports.QuietParker  // nil: the reader never parks
+	owned  []byte
+	out    outStream
+	marks  *markReader
+	held   bool   // Spec.AwaitViewer's hold is behind it
+	resume func() // starts run again on a goroutine of its own
+}
+
+func (t *Terminal) newDrainer(r io.Reader, stream Stream, bufSize int) *drainer {
+	d := &drainer{t: t, r: r, stream: stream, held: t.hold == nil}
 	// An idle terminal holds no read buffer: where the process can say when
 	// output is there, the buffer is taken from the pool only then.
-	lender, _ := r.(ports.BufferLender)
-	var owned []byte
-	if lender == nil {
+	d.lender, _ = r.(ports.BufferLender)
+	if d.lender == nil {
 		// Held for the terminal's whole life, so no larger than a
 		// channel's usual packet.
-		owned = make([]byte, min(bufSize, ownedReadSize))
+		d.owned = make([]byte, min(bufSize, ownedReadSize))
 	}
-	var out outStream
-	marks := t.marks
-	if stream != Stdout {
-		marks = nil
+	if t.host.cfg.ParkAfter > 0 {
+		d.quiet, _ = r.(ports.QuietParker)
 	}
-	if t.hold != nil {
+	if stream == Stdout {
+		d.marks = t.marks
+	}
+	return d
+}
+
+// run reads until the end of the stream (true) or until its reader parks
+// (false), after which resume runs it again.
+func (d *drainer) run() bool {
+	t := d.t
+	if !d.held {
 		<-t.hold // Spec.AwaitViewer
+		d.held = true
 	}
 	for {
 		// Flow control: while every viewer is far behind, the output stays
@@ -169,38 +219,47 @@ func (t *Terminal) drain(r io.Reader, stream Stream, bufSize int) {
 		var buf []byte
 		var n int
 		var err error
-		if lender != nil {
-			buf, n, err = lender.ReadLent(t.host.buffers.get, t.host.buffers.put)
-		} else {
-			buf = owned
-			n, err = r.Read(buf)
+		switch {
+		case d.quiet != nil:
+			buf, n, err = d.quiet.ReadLentQuiet(t.host.cfg.ParkAfter, t.host.buffers.get, t.host.buffers.put)
+			if errors.Is(err, ports.ErrQuiet) {
+				t.host.parked.Add(1)
+				d.quiet.AwaitOutput(d.resume)
+				return false
+			}
+		case d.lender != nil:
+			buf, n, err = d.lender.ReadLent(t.host.buffers.get, t.host.buffers.put)
+		default:
+			buf = d.owned
+			n, err = d.r.Read(buf)
 		}
 		if n > 0 {
 			if t.tap != nil {
-				t.tap(stream, buf[:n])
+				t.tap(d.stream, buf[:n])
 			}
-			if marks != nil {
-				t.outputMarked(&out, marks.feed(buf[:n]))
+			if d.marks != nil {
+				t.outputMarked(&d.out, d.marks.feed(buf[:n]))
 			} else {
-				t.output(&out, out.dec.Decode(buf[:n]))
+				t.output(&d.out, d.out.dec.Decode(buf[:n]))
 			}
-			if t.title != nil && stream == Stdout {
+			if t.title != nil && d.stream == Stdout {
 				t.title.feed(buf[:n])
 			}
 		}
-		if lender != nil && buf != nil {
+		if d.lender != nil && buf != nil {
 			t.host.buffers.put(buf)
 		}
 		if err != nil {
 			break
 		}
 	}
-	if marks != nil {
-		t.output(&out, out.dec.Decode(marks.flush()))
+	if d.marks != nil {
+		t.output(&d.out, d.out.dec.Decode(d.marks.flush()))
 	}
-	t.output(&out, out.dec.Flush())
+	t.output(&d.out, d.out.dec.Flush())
 	// What the filter still holds is an unfinished sequence: never shown.
-	_ = out.queries.Flush()
+	_ = d.out.queries.Flush()
+	return true
 }
 
 // outStream is one output stream's text state: its decoder, and the filter
