@@ -280,12 +280,14 @@ func (tx Tx) IsOpen(channel string) bool {
 	return ok
 }
 
-// Close removes a channel; its subscribers simply stop receiving it.
+// Close removes a channel; its subscribers simply stop receiving it, and
+// the replay ring lets go of its events.
 func (tx Tx) Close(channel string) {
 	for s := range tx.h.channels[channel] {
 		delete(s.channels, channel)
 	}
 	delete(tx.h.channels, channel)
+	tx.h.ring.forget(channel)
 	tx.h.wakeFlow()
 }
 

@@ -336,3 +336,31 @@ func TestReplayRingKeepsTheNewestInOrderLapAfterLap(t *testing.T) {
 	}
 	h.Remove(s)
 }
+
+// A closed channel's events can never be replayed (Resume takes only open
+// channels), so the ring lets go of them: they no longer push other
+// channels' events out, and a channel opened again under the same name is
+// not replayed the old one's.
+func TestClosingAChannelLetsTheRingGoOfItsEvents(t *testing.T) {
+	h := hub.New(hub.Options{ReplayBytes: 2000}) // each event costs 160 bytes besides its data
+	var before, first uint64
+	h.Update(func(tx hub.Tx) {
+		tx.Open("T")
+		tx.Open("A")
+		before = tx.Seq()
+		first = tx.Publish("T", terminal.Data{Data: "x"}, nil, "")
+		tx.Publish("A", terminal.Data{Data: strings.Repeat("a", 1000)}, nil, "")
+		tx.Close("A")
+		tx.Publish("T", terminal.Data{Data: strings.Repeat("t", 800)}, nil, "")
+	})
+	s := hub.NewSubscriber("c", 0)
+	events, ok := replay(h, s, before, "T")
+	require.True(t, ok, "T's first event was pushed out by a closed channel's")
+	require.Len(t, events, 2)
+	require.Equal(t, first, events[0].Seq)
+
+	h.Update(func(tx hub.Tx) { tx.Open("A") })
+	events, ok = replay(h, s, before, "A")
+	require.True(t, ok)
+	require.Empty(t, events, "the new A was replayed the closed one's output")
+}

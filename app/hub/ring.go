@@ -2,6 +2,7 @@ package hub
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/shellgate/shellgate/domain/terminal"
 )
@@ -99,6 +100,27 @@ func (r *ring) supersede(key string, seq uint64) {
 		if ev := r.at(i); ev.Seq == prev && ev.Action != nil {
 			r.bytes -= size(*ev)
 			*ev = Event{Seq: prev, Channel: ev.Channel}
+		}
+	}
+}
+
+// forget lets go of every kept event of channel, which has closed, leaving
+// their sequence numbers as empty slots. Resume replays only open
+// channels, so the events of a closed one could never be replayed; kept,
+// they held the ring's memory (megabytes after a flood) until newer events
+// pushed them out, and a channel opened again under the same name would
+// have been replayed the old one's.
+func (r *ring) forget(channel string) {
+	for i := range r.n {
+		if ev := r.at(i); ev.Channel == channel && ev.Action != nil {
+			r.bytes -= size(*ev)
+			*ev = Event{Seq: ev.Seq, Channel: ev.Channel}
+		}
+	}
+	prefix := channel + "\x00"
+	for key := range r.latest {
+		if strings.HasPrefix(key, prefix) {
+			delete(r.latest, key)
 		}
 	}
 }
