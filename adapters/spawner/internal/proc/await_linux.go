@@ -4,22 +4,19 @@ import (
 	"errors"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// outputWatch waits for output on the descriptors of quiet processes, all
-// of them on one goroutine: a private epoll instance, itself waited for in
-// Go's poller. A descriptor is watched once (one-shot) and leaves the set
-// when it fires or is cancelled. The goroutine runs only while something
-// is watched.
+// outputWatch waits for output on the descriptors of quiet readers, all of
+// them on one goroutine parked on an epoll set. A descriptor is watched
+// once (one-shot) and leaves the set when it fires or is cancelled. The
+// goroutine runs only while something is watched.
 type outputWatch struct {
 	mu      sync.Mutex
-	ep      *os.File // nil until first used, or when epoll failed
-	rc      syscall.RawConn
-	broken  error
+	set     *epollSet // nil until first used
+	broken  bool      // no epoll set could be made: nothing is watched
 	waiting map[int32]func()
 	running bool
 }
@@ -31,19 +28,20 @@ const canWatch = true
 
 // add watches fd and calls ready once when it is readable or hung up, or
 // when cancel(fd) comes first. It reports false, watching nothing, when
-// the descriptor cannot be watched.
+// fd cannot be watched.
 func (w *outputWatch) add(fd int32, ready func()) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.ep == nil && w.broken == nil {
-		w.broken = w.open()
+	if w.set == nil && !w.broken {
+		set, err := newEpollSet("output watch")
+		// A deadline is how cancel wakes the loop: the set must have one.
+		if err == nil && set.file.SetReadDeadline(time.Time{}) == nil {
+			w.set, w.waiting = set, map[int32]func(){}
+		} else {
+			w.broken = true
+		}
 	}
-	if w.broken != nil {
-		return false
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: fd}
-	var ctlErr error
-	if err := w.rc.Control(func(ep uintptr) { ctlErr = unix.EpollCtl(int(ep), unix.EPOLL_CTL_ADD, int(fd), &ev) }); err != nil || ctlErr != nil {
+	if w.broken || w.set.add(int(fd), unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLONESHOT) != nil {
 		return false
 	}
 	w.waiting[fd] = ready
@@ -63,47 +61,19 @@ func (w *outputWatch) cancel(fd int32) func() {
 	if ready == nil {
 		return nil
 	}
-	w.removeLocked(fd)
+	delete(w.waiting, fd)
+	w.set.remove(int(fd))
 	if len(w.waiting) == 0 {
 		// Wake the loop so it ends: nothing is left for it to wait for.
-		_ = w.ep.SetReadDeadline(time.Unix(1, 0))
+		_ = w.set.file.SetReadDeadline(time.Unix(1, 0))
 	}
 	return ready
-}
-
-func (w *outputWatch) removeLocked(fd int32) {
-	delete(w.waiting, fd)
-	_ = w.rc.Control(func(ep uintptr) { _ = unix.EpollCtl(int(ep), unix.EPOLL_CTL_DEL, int(fd), nil) })
-}
-
-func (w *outputWatch) open() error {
-	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-	if err != nil {
-		return err
-	}
-	if err := unix.SetNonblock(ep, true); err != nil {
-		_ = unix.Close(ep)
-		return err
-	}
-	f := os.NewFile(uintptr(ep), "output-watch")
-	rc, err := f.SyscallConn()
-	if err == nil {
-		// A deadline is how cancel wakes the loop; a file outside the
-		// poller has none.
-		err = f.SetReadDeadline(time.Time{})
-	}
-	if err != nil {
-		_ = f.Close()
-		return err
-	}
-	w.ep, w.rc, w.waiting = f, rc, make(map[int32]func())
-	return nil
 }
 
 // loop hands each descriptor that fires to its ready, until none is
 // watched.
 func (w *outputWatch) loop() {
-	events := make([]unix.EpollEvent, 64)
+	var events [64]unix.EpollEvent
 	var fired []func()
 	for {
 		w.mu.Lock()
@@ -112,43 +82,27 @@ func (w *outputWatch) loop() {
 			w.mu.Unlock()
 			return
 		}
-		_ = w.ep.SetReadDeadline(time.Time{})
+		_ = w.set.file.SetReadDeadline(time.Time{})
 		w.mu.Unlock()
-		err := w.rc.Read(func(ep uintptr) bool {
-			// Go's poller reports the epoll instance edge-triggered: take
-			// every event there is before waiting again.
-			for {
-				n, err := unix.EpollWait(int(ep), events, 0)
-				if errors.Is(err, unix.EINTR) {
-					continue
-				}
-				if n <= 0 {
-					break
-				}
-				w.mu.Lock()
-				for _, ev := range events[:n] {
-					if ready := w.waiting[ev.Fd]; ready != nil {
-						w.removeLocked(ev.Fd)
-						fired = append(fired, ready)
-					}
-				}
-				w.mu.Unlock()
-				if n < len(events) {
-					break
-				}
-			}
-			return len(fired) > 0
-		})
+		n, err := w.set.wait(events[:])
+		w.mu.Lock()
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-			// The instance itself failed (it is never closed): give every
-			// waiter its ready, so each reads again and learns where it is.
-			w.mu.Lock()
+			// The set itself failed (it is never closed): every reader
+			// gets its ready, reads again and learns where it is.
 			for fd, ready := range w.waiting {
-				w.removeLocked(fd)
+				w.set.remove(int(fd))
 				fired = append(fired, ready)
 			}
-			w.mu.Unlock()
+			clear(w.waiting)
 		}
+		for _, ev := range events[:n] {
+			if ready := w.waiting[ev.Fd]; ready != nil {
+				delete(w.waiting, ev.Fd)
+				w.set.remove(int(ev.Fd))
+				fired = append(fired, ready)
+			}
+		}
+		w.mu.Unlock()
 		for i, ready := range fired {
 			ready()
 			fired[i] = nil

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,9 +30,7 @@ var sharedReaper = sync.OnceValue(newReaper)
 // flags). A pidfd of our own cannot be mistaken for another process: the
 // child stays a zombie, its pid taken, until collect reaps it.
 type reaper struct {
-	epfd int
-	file *os.File        // epfd, in Go's poller; kept for good
-	ep   syscall.RawConn // file's, to wait for readiness
+	set *epollSet
 
 	mu       sync.Mutex
 	children map[int]*Child // by pidfd
@@ -56,22 +53,11 @@ func newReaper() *reaper {
 		return nil
 	}
 
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	set, err := newEpollSet("reaper epoll")
 	if err != nil {
 		return nil
 	}
-	// Non-blocking, so that NewFile puts it in Go's poller.
-	if err := unix.SetNonblock(epfd, true); err != nil {
-		_ = unix.Close(epfd)
-		return nil
-	}
-	file := os.NewFile(uintptr(epfd), "reaper epoll")
-	ep, err := file.SyscallConn()
-	if err != nil {
-		_ = file.Close()
-		return nil
-	}
-	return &reaper{epfd: epfd, file: file, ep: ep, children: map[int]*Child{}}
+	return &reaper{set: set, children: map[int]*Child{}}
 }
 
 // watch adds c to the set; false means c must wait on its own.
@@ -82,8 +68,7 @@ func (r *reaper) watch(c *Child) bool {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(pidfd)}
-	if r.broken || unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, pidfd, &ev) != nil {
+	if r.broken || r.set.add(pidfd, unix.EPOLLIN) != nil {
 		_ = unix.Close(pidfd)
 		return false
 	}
@@ -99,17 +84,8 @@ func (r *reaper) watch(c *Child) bool {
 func (r *reaper) run() {
 	var events [16]unix.EpollEvent
 	for {
-		var n int
-		var waitErr error
-		err := r.ep.Read(func(fd uintptr) bool {
-			for {
-				n, waitErr = unix.EpollWait(int(fd), events[:], 0)
-				if !errors.Is(waitErr, unix.EINTR) {
-					return waitErr != nil || n > 0
-				}
-			}
-		})
-		if err = errors.Join(err, waitErr); err != nil {
+		n, err := r.set.wait(events[:])
+		if err != nil {
 			r.abandon()
 			return
 		}
@@ -136,7 +112,7 @@ func (r *reaper) reap(pidfd int) {
 	r.mu.Lock()
 	c := r.children[pidfd]
 	delete(r.children, pidfd)
-	_ = unix.EpollCtl(r.epfd, unix.EPOLL_CTL_DEL, pidfd, nil)
+	r.set.remove(pidfd)
 	_ = unix.Close(pidfd)
 	r.mu.Unlock()
 	if c == nil {
@@ -169,7 +145,7 @@ func (r *reaper) abandon() {
 	defer r.mu.Unlock()
 	r.broken, r.running = true, false
 	for pidfd, c := range r.children {
-		_ = unix.EpollCtl(r.epfd, unix.EPOLL_CTL_DEL, pidfd, nil)
+		r.set.remove(pidfd)
 		_ = unix.Close(pidfd)
 		go c.collect()
 	}

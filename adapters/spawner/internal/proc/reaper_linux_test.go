@@ -19,7 +19,7 @@ func privateReaper(t *testing.T) *reaper {
 	if r == nil {
 		t.Skip("no pidfds or waitid(P_PIDFD) here")
 	}
-	t.Cleanup(func() { _ = r.file.Close() })
+	t.Cleanup(func() { _ = r.set.file.Close() })
 	return r
 }
 
@@ -76,7 +76,7 @@ func TestReaperThatBrokeLeavesNoChildUnreaped(t *testing.T) {
 
 	// With the epoll set gone, the reaper's wait fails: the children it has
 	// get blocking waits of their own, and it takes no more.
-	require.NoError(t, r.file.Close())
+	require.NoError(t, r.set.file.Close())
 	later, _ := idleChild(t)
 	if !r.watch(later) {
 		go later.collect()
