@@ -131,9 +131,11 @@ type Host struct {
 	nextID  uint64
 	closing bool
 
-	pumps   sync.WaitGroup
-	parked  atomic.Int64 // pumps whose goroutine ended while their process is quiet
-	buffers bufferPool
+	pumps sync.WaitGroup
+	// Pumps that ended their goroutine while their process was quiet, and
+	// those woken since (Config.ParkAfter).
+	parks, wakes atomic.Int64
+	buffers      bufferPool
 }
 
 // New returns a host with no terminals.

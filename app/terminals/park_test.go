@@ -81,14 +81,15 @@ func TestStopEndsAParkedPumpWhoseOutputAnEscapedProcessHolds(t *testing.T) {
 }
 
 // A negative ParkAfter keeps every pump's goroutine, through a pause in
-// the output far longer than the tests' quickPark.
+// the output longer than DefaultParkAfter (so a negative taken for the
+// default would show too).
 func TestNegativeParkAfterNeverParks(t *testing.T) {
 	f := newHost(t, terminals.Config{ParkAfter: -1}, nil)
 	term := f.create(terminals.Spec{PTY: true})
 	w := f.watch(term.URI())
-	require.NoError(t, f.host.Apply(terminals.Dispatch{URI: term.URI(), Action: terminal.Input{Data: "sleep 0.1; echo done$((1+1))\n"}}))
+	require.NoError(t, f.host.Apply(terminals.Dispatch{URI: term.URI(), Action: terminal.Input{Data: "sleep 1.5; echo done$((1+1))\n"}}))
 	w.untilOutput("done2")
-	require.Equal(t, 0, f.host.ParkedPumps())
+	require.Zero(t, f.host.Parks(), "a pump parked")
 	require.NoError(t, f.host.Apply(terminals.Dispatch{URI: term.URI(), Action: terminal.Input{Data: "exit\n"}}))
 	exitOf(t, term)
 }

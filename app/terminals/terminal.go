@@ -131,7 +131,7 @@ func (t *Terminal) pump(bufSize int) {
 	}
 	pu.stdout = t.newDrainer(p, Stdout, bufSize)
 	pu.stdout.resume = func() {
-		t.host.parked.Add(-1)
+		t.host.wakes.Add(1)
 		go t.pumpOn(pu)
 	}
 	t.pumpOn(pu)
@@ -223,7 +223,7 @@ func (d *drainer) run() bool {
 		case d.quiet != nil:
 			buf, n, err = d.quiet.ReadLentQuiet(t.host.cfg.ParkAfter, t.host.buffers.get, t.host.buffers.put)
 			if errors.Is(err, ports.ErrQuiet) {
-				t.host.parked.Add(1)
+				t.host.parks.Add(1)
 				d.quiet.AwaitOutput(d.resume)
 				return false
 			}
