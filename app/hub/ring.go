@@ -97,11 +97,20 @@ func (r *ring) supersede(key string, seq uint64) {
 	}
 	i := sort.Search(r.n, func(i int) bool { return r.at(i).Seq >= prev })
 	if i < r.n {
-		if ev := r.at(i); ev.Seq == prev && ev.Action != nil {
-			r.bytes -= size(*ev)
-			*ev = Event{Seq: prev, Channel: ev.Channel}
+		if ev := r.at(i); ev.Seq == prev {
+			r.letGo(ev)
 		}
 	}
+}
+
+// letGo empties a kept event's slot, keeping its sequence number and
+// channel in place.
+func (r *ring) letGo(ev *Event) {
+	if ev.Action == nil {
+		return
+	}
+	r.bytes -= size(*ev)
+	*ev = Event{Seq: ev.Seq, Channel: ev.Channel}
 }
 
 // forget lets go of every kept event of channel, which has closed, leaving
@@ -112,9 +121,8 @@ func (r *ring) supersede(key string, seq uint64) {
 // have been replayed the old one's.
 func (r *ring) forget(channel string) {
 	for i := range r.n {
-		if ev := r.at(i); ev.Channel == channel && ev.Action != nil {
-			r.bytes -= size(*ev)
-			*ev = Event{Seq: ev.Seq, Channel: ev.Channel}
+		if ev := r.at(i); ev.Channel == channel {
+			r.letGo(ev)
 		}
 	}
 	prefix := channel + "\x00"

@@ -123,9 +123,7 @@ func (t *Terminal) pump(bufSize int) {
 			pu.stderr.Add(1)
 			go func() {
 				defer pu.stderr.Done()
-				d := t.newDrainer(r, Stderr, bufSize)
-				d.quiet = nil // two parked streams would need two resumes
-				d.run()
+				t.newDrainer(r, Stderr, bufSize).run()
 			}()
 		}
 	}
@@ -194,11 +192,14 @@ func (t *Terminal) newDrainer(r io.Reader, stream Stream, bufSize int) *drainer 
 		// channel's usual packet.
 		d.owned = make([]byte, min(bufSize, ownedReadSize))
 	}
-	if t.host.cfg.ParkAfter > 0 {
-		d.quiet, _ = r.(ports.QuietParker)
-	}
 	if stream == Stdout {
 		d.marks = t.marks
+		// Only standard output's reader parks: the pump resumes one
+		// stream, and standard error, kept apart only for a tap
+		// (Spec.OnOutput), keeps its goroutine.
+		if t.host.cfg.ParkAfter > 0 {
+			d.quiet, _ = r.(ports.QuietParker)
+		}
 	}
 	return d
 }
