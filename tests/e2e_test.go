@@ -432,6 +432,37 @@ func TestClientThatStopsReadingPausesItsTerminalAndMissesNothing(t *testing.T) {
 	require.Zero(t, d.metric("shellgate_slow_clients_dropped_total"))
 }
 
+// A viewer that joins a terminal paused for a stalled one lets the
+// process go on at once: the terminal is no longer one whose every viewer
+// is behind. (Nothing else would wake it: the stalled viewer takes
+// nothing, and no output comes while the process waits.)
+func TestViewerJoiningAPausedTerminalLetsItGoOn(t *testing.T) {
+	d := startDaemon(t, "--config", flowConfig(t))
+	ctx := ctxT(t)
+	stalled := d.dial(t, ahpclient.DialOptions{HTTPClient: smallWindow()})
+	_, _, err := stalled.Initialize(ctx, "stalled", nil, nil)
+	require.NoError(t, err)
+	const n = 6 << 20
+	channel := floodTerminal(t, stalled, d, n)
+	_, _, err = stalled.Subscribe(ctx, channel)
+	require.NoError(t, err)
+	stalled.PauseReading()
+	_, err = stalled.Dispatch(ctx, channel, ahpclient.InputAction("go\n"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return d.metric("shellgate_output_pauses_total") >= 1 }, patience, 20*time.Millisecond,
+		"the terminal stops reading its process while its only viewer reads nothing")
+
+	joined := d.dial(t, ahpclient.DialOptions{})
+	_, _, err = joined.Initialize(ctx, "joined", nil, nil)
+	require.NoError(t, err)
+	_, _, err = joined.Subscribe(ctx, channel)
+	require.NoError(t, err)
+	text, err := joined.WaitOutput(ctx, channel, "flood-done")
+	require.NoError(t, err, "the process went on once a viewer that reads had joined")
+	require.True(t, strings.HasSuffix(text, "xxxx\nflood-done"), "the flood reached its end")
+	stalled.ResumeReading() // it reads its close, if the daemon dropped it
+}
+
 func TestStalledViewerIsTheOnlyOneClosedWhileTheOtherGetsEverything(t *testing.T) {
 	d := startDaemon(t, "--config", flowConfig(t))
 	ctx := ctxT(t)

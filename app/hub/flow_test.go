@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -75,7 +76,7 @@ func TestPausedChannelResumesOnlyUnderTheLowWaterMark(t *testing.T) {
 	require.False(t, h.Paused("T"))
 }
 
-func TestAwaitFlowWakesWhenTheSubscriberCatchesUpLeavesOrTheChannelCloses(t *testing.T) {
+func TestAwaitFlowWakesWhenTheSubscriberCatchesUpLeavesAViewerJoinsOrTheChannelCloses(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		leave func(h *hub.Hub, s *hub.Subscriber)
@@ -85,6 +86,10 @@ func TestAwaitFlowWakesWhenTheSubscriberCatchesUpLeavesOrTheChannelCloses(t *tes
 		{"is removed", func(h *hub.Hub, s *hub.Subscriber) { h.Remove(s) }},
 		{"channel closes", func(h *hub.Hub, _ *hub.Subscriber) { h.Update(func(tx hub.Tx) { tx.Close("T") }) }},
 		{"flow stops", func(h *hub.Hub, _ *hub.Subscriber) { h.StopFlow() }},
+		{"a viewer joins", func(h *hub.Hub, _ *hub.Subscriber) {
+			joined := hub.NewSubscriber("j", 0)
+			h.Update(func(tx hub.Tx) { tx.Subscribe(joined, "T") })
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := flowHub(-1)
@@ -93,6 +98,9 @@ func TestAwaitFlowWakesWhenTheSubscriberCatchesUpLeavesOrTheChannelCloses(t *tes
 			publish(h, "T", 900)
 			waited := make(chan error, 1)
 			go func() { waited <- h.AwaitFlow(ctx(t), "T") }()
+			// Pauses counts the wait once AwaitFlow has taken the channel
+			// that wakes it: from then on, only a wake lets it go.
+			require.Eventually(t, func() bool { return h.Pauses() == 1 }, 10*time.Second, time.Millisecond)
 			tc.leave(h, s)
 			require.NoError(t, <-waited)
 			h.Remove(s)

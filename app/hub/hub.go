@@ -400,6 +400,11 @@ func (tx Tx) Subscribe(s *Subscriber, channel string) bool {
 	s.attach(tx.h)
 	subs[s] = struct{}{}
 	s.channels[channel] = struct{}{}
+	if !s.over.Load() {
+		// A channel whose every viewer had fallen behind has one that has
+		// not: its paused producer goes on.
+		tx.h.wakeFlow()
+	}
 	return true
 }
 
