@@ -121,7 +121,7 @@ func (s *session) feed(chunk []byte) {
 	s.out, s.marks = s.reader.Feed(chunk, s.out, s.marks)
 	for _, m := range s.marks[first:] {
 		s.now++
-		s.acts = s.tracker.Mark(m, s.now, s.acts)
+		s.acts = s.tracker.Mark(m, time.UnixMilli(s.now), s.acts)
 	}
 }
 

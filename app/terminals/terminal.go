@@ -297,7 +297,7 @@ func (t *Terminal) outputMarked(out *outStream, f fed) {
 		prev = m.Offset
 	}
 	texts = append(texts, out.dec.Decode(f.out[prev:]))
-	now := t.host.clock.Now().UnixMilli()
+	now := t.host.clock.Now()
 	t.host.update(func(tx hub.Tx) {
 		var acts []terminal.Action
 		for i, text := range texts {
@@ -387,7 +387,7 @@ func (t *Terminal) dropScreenLocked() {
 func (t *Terminal) finish(status terminal.ExitStatus) {
 	code := status.Code
 	a := terminal.Exited{ExitCode: &code}
-	now := t.host.clock.Now().UnixMilli()
+	now := t.host.clock.Now()
 	t.host.update(func(tx hub.Tx) {
 		if t.marks != nil {
 			// A command still running (typically "exit") ends with the shell.

@@ -2,6 +2,7 @@ package shellmarks_test
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/shellgate/shellgate/domain/shellmarks"
 	"github.com/shellgate/shellgate/domain/terminal"
@@ -14,7 +15,7 @@ func Example() {
 	var r shellmarks.Reader
 	tr := shellmarks.NewTracker("file:///home/dev", "")
 	var acts []terminal.Action
-	now := int64(1760000000000)
+	now := time.UnixMilli(1760000000000)
 
 	pump := func(read string) {
 		out, marks := r.Feed([]byte(read), nil, nil)
@@ -34,7 +35,7 @@ func Example() {
 	pump("\x1b]133;A\a$ ")
 	tr.Input([]byte("ls /nope\r"))
 	pump("ls /nope\r\n\x1b]133;C\als: cannot access '/no")
-	now += 12
+	now = now.Add(12 * time.Millisecond)
 	pump("pe'\r\n\x1b]133;D;2\a\x1b]7;file://box/home/dev/src\a\x1b]133;A\a$ ")
 
 	for _, a := range acts {

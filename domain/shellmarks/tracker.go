@@ -3,6 +3,7 @@ package shellmarks
 import (
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -21,9 +22,9 @@ type Tracker struct {
 	cwd       string // the last directory reported, as a file: URI
 	announced bool   // commandDetectionAvailable was emitted
 
-	seq     int    // commands started, for ids
-	openID  string // the command between C and D; "" when none
-	startMs int64  // when openID started
+	seq    int       // commands started, for ids
+	openID string    // the command between C and D; "" when none
+	start  time.Time // when openID started
 
 	reported    string // the last 633 E line since the prompt
 	hasReported bool
@@ -43,8 +44,10 @@ func NewTracker(cwd, nonce string) *Tracker {
 // line back when the shell does not report it.
 func (t *Tracker) Input(p []byte) { t.line.feed(p) }
 
-// Mark appends to acts the actions that m causes at nowMs (Unix ms).
-func (t *Tracker) Mark(m Mark, nowMs int64, acts []terminal.Action) []terminal.Action {
+// Mark appends to acts the actions that m causes at now. A command's
+// duration is now less its start on the monotonic clock, when both times
+// carry it (time.Now's do), so a step of the wall clock does not change it.
+func (t *Tracker) Mark(m Mark, now time.Time, acts []terminal.Action) []terminal.Action {
 	if !t.announced {
 		t.announced = true
 		acts = append(acts, terminal.CommandDetectionAvailable{})
@@ -54,7 +57,7 @@ func (t *Tracker) Mark(m Mark, nowMs int64, acts []terminal.Action) []terminal.A
 		// A prompt with a command still open means its D never came (the
 		// shell was interrupted, or prints no D): close it without a code
 		// rather than let the next command's output join it.
-		acts = t.finish(nil, nowMs, acts)
+		acts = t.finish(nil, now, acts)
 		t.line.reset()
 		t.reported, t.hasReported = "", false
 	case CommandLine:
@@ -62,25 +65,25 @@ func (t *Tracker) Mark(m Mark, nowMs int64, acts []terminal.Action) []terminal.A
 			t.reported, t.hasReported = m.CommandLine, true
 		}
 	case CommandStart:
-		acts = t.finish(nil, nowMs, acts)
+		acts = t.finish(nil, now, acts)
 		line := t.line.submitted()
 		if t.hasReported {
 			line = t.reported
 		}
 		t.seq++
 		t.openID = "cmd-" + strconv.Itoa(t.seq)
-		t.startMs = nowMs
+		t.start = now
 		t.line.reset()
 		t.reported, t.hasReported = "", false
 		acts = append(acts, terminal.CommandExecuted{
 			CommandID:   t.openID,
 			CommandLine: strings.TrimSpace(line),
-			Timestamp:   nowMs,
+			Timestamp:   now.UnixMilli(),
 		})
 	case CommandFinished:
 		// A D with no C (an empty line, ^C at the prompt, the first prompt)
 		// finishes nothing.
-		acts = t.finish(m.ExitCode, nowMs, acts)
+		acts = t.finish(m.ExitCode, now, acts)
 	case Cwd:
 		if uri := FileURI(m.Cwd); uri != t.cwd {
 			t.cwd = uri
@@ -90,17 +93,17 @@ func (t *Tracker) Mark(m Mark, nowMs int64, acts []terminal.Action) []terminal.A
 	return acts
 }
 
-// End appends the actions for the end of the process at nowMs: a command
+// End appends the actions for the end of the process at now: a command
 // still running (typically "exit") finishes with the process's exit code.
-func (t *Tracker) End(exitCode *int, nowMs int64, acts []terminal.Action) []terminal.Action {
-	return t.finish(exitCode, nowMs, acts)
+func (t *Tracker) End(exitCode *int, now time.Time, acts []terminal.Action) []terminal.Action {
+	return t.finish(exitCode, now, acts)
 }
 
-func (t *Tracker) finish(code *int, nowMs int64, acts []terminal.Action) []terminal.Action {
+func (t *Tracker) finish(code *int, now time.Time, acts []terminal.Action) []terminal.Action {
 	if t.openID == "" {
 		return acts
 	}
-	d := max(nowMs-t.startMs, 0)
+	d := max(now.Sub(t.start).Milliseconds(), 0)
 	var c *int
 	if code != nil {
 		v := *code

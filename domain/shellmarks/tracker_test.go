@@ -2,6 +2,7 @@ package shellmarks
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -30,7 +31,7 @@ func run(tr *Tracker, steps ...step) []terminal.Action {
 			tr.Input([]byte(s.input))
 			continue
 		}
-		acts = tr.Mark(*s.mark, s.at, acts)
+		acts = tr.Mark(*s.mark, time.UnixMilli(s.at), acts)
 	}
 	return acts
 }
@@ -192,8 +193,8 @@ func TestTrackerEndFinishesTheRunningCommandWithTheProcessCode(t *testing.T) {
 	run(tr, kind(PromptStart, 0), typed("exit 3\r"), kind(CommandStart, 100))
 	require.Equal(t, []terminal.Action{
 		terminal.CommandFinished{CommandID: "cmd-1", ExitCode: code(3), DurationMs: ms(7)},
-	}, tr.End(code(3), 107, nil))
-	require.Empty(t, tr.End(code(3), 108, nil), "nothing left to finish")
+	}, tr.End(code(3), time.UnixMilli(107), nil))
+	require.Empty(t, tr.End(code(3), time.UnixMilli(108), nil), "nothing left to finish")
 }
 
 func TestTrackerNeverReportsANegativeDuration(t *testing.T) {
