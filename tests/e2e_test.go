@@ -460,7 +460,14 @@ func TestViewerJoiningAPausedTerminalLetsItGoOn(t *testing.T) {
 	text, err := joined.WaitOutput(ctx, channel, "flood-done")
 	require.NoError(t, err, "the process went on once a viewer that reads had joined")
 	require.True(t, strings.HasSuffix(text, "xxxx\nflood-done"), "the flood reached its end")
-	stalled.ResumeReading() // it reads its close, if the daemon dropped it
+	// The stalled viewer was left a bound behind by the flood, not closed
+	// for a write that waited past the write timeout (10 s): that close
+	// would have been all that let a paused terminal go on.
+	stalled.ResumeReading()
+	require.NoError(t, stalled.WaitClosed(ctx))
+	code, reason := stalled.CloseStatus()
+	require.Equal(t, 1008, int(code), reason)
+	require.Contains(t, reason, "behind")
 }
 
 func TestStalledViewerIsTheOnlyOneClosedWhileTheOtherGetsEverything(t *testing.T) {

@@ -100,6 +100,39 @@ func TestTerminalWhoseOnlySubscriberStopsReadingIsPausedNotDroppedAndResumes(t *
 	require.Equal(t, 0, exitOf(t, term).Code)
 }
 
+// A terminal paused for its only viewer goes on once a viewer that reads
+// joins: nothing else would wake it, since the stalled one takes nothing
+// and the waiting process writes nothing.
+func TestPausedTerminalGoesOnOnceAViewerThatReadsJoins(t *testing.T) {
+	host, h, _ := floodHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	stalled := h.NewSubscriber("stalled", queueBound)
+	defer h.Remove(stalled)
+	term, err := host.Create(ctx, terminals.Spec{URI: "ahp-terminal:/flood", Command: "flood", Claim: terminal.ClientHolds("x")})
+	require.NoError(t, err)
+	subscribe(t, host, stalled, term.URI())
+	require.Eventually(t, func() bool { return h.Pauses() >= 1 }, waitFor, time.Millisecond,
+		"the pump waits for its only viewer")
+
+	reader := h.NewSubscriber("reader", 0)
+	defer h.Remove(reader)
+	subscribe(t, host, reader, term.URI())
+	for exited := false; !exited; {
+		batch, err := next(ctx, reader)
+		require.NoError(t, err, "the process went on, to its exit")
+		for _, ev := range batch {
+			_, exited = ev.Action.(terminal.Exited)
+			if exited {
+				break
+			}
+		}
+	}
+	require.Equal(t, 0, exitOf(t, term).Code)
+	var slow *hub.SlowError
+	require.ErrorAs(t, stalled.Err(), &slow, "the stalled viewer, left behind by a bound, was dropped")
+}
+
 func TestTerminalWithoutSubscribersKeepsDrainingIntoTheScrollback(t *testing.T) {
 	host, _, sp := floodHost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
