@@ -56,7 +56,7 @@ func newCgroups() (*cgroups, string) {
 		return nil, "cannot read the cgroup mounts"
 	}
 	c := &cgroups{}
-	name := "shellgate-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(instances.Add(1), 10)
+	n := instances.Add(1)
 	sc := bufio.NewScanner(strings.NewReader(string(self)))
 	for sc.Scan() {
 		parts := strings.SplitN(sc.Text(), ":", 3)
@@ -90,10 +90,13 @@ func newCgroups() (*cgroups, string) {
 		if root == "" {
 			continue
 		}
-		h.dir = filepath.Join(root, path, name)
-		if err := os.Mkdir(h.dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		parent := filepath.Join(root, path)
+		sweepStale(parent)
+		dir, err := makeParent(parent, n)
+		if err != nil {
 			continue
 		}
+		h.dir = dir
 		if h.kill && (h.pids != "" || h.memory != "") {
 			// Controllers reach a child group only once enabled here.
 			var enable []string
@@ -114,6 +117,77 @@ func newCgroups() (*cgroups, string) {
 		return nil, "no cgroup hierarchy with a pids controller can be written"
 	}
 	return c, ""
+}
+
+// parentPrefix starts the name of every daemon's parent group; the rest is
+// "<pid>-<instance>".
+const parentPrefix = "shellgate-"
+
+// makeParent makes this sandbox's parent group under parent, named for this
+// process and instance n. A group of that name can only be left over from
+// an earlier process that had the same pid (pids are reused, and a daemon
+// that was killed never removed its groups): makeParent removes it when it
+// is empty, and otherwise takes the next free name, so a leftover never
+// makes a command's group collide with one that is already there.
+func makeParent(parent string, n int64) (string, error) {
+	pid := strconv.Itoa(os.Getpid())
+	var err error
+	for try := int64(0); try < 100; try++ {
+		dir := filepath.Join(parent, parentPrefix+pid+"-"+strconv.FormatInt(n, 10))
+		if try > 0 {
+			dir += "." + strconv.FormatInt(try, 10)
+		}
+		if err = os.Mkdir(dir, 0o755); err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", err
+		}
+		if removeGroupTree(dir) {
+			if err = os.Mkdir(dir, 0o755); err == nil {
+				return dir, nil
+			}
+		}
+	}
+	return "", err
+}
+
+// sweepStale removes the parent groups (and their commands' groups) left by
+// daemons that are no longer running; a group that still has members stays.
+func sweepStale(parent string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), parentPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			continue // its daemon may still be running
+		}
+		removeGroupTree(filepath.Join(parent, e.Name()))
+	}
+}
+
+// removeGroupTree removes a parent group's command groups and then the
+// group itself; it reports whether the group is gone. The kernel refuses to
+// remove a group that has members, so nothing running is touched.
+func removeGroupTree(dir string) bool {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+	err := os.Remove(dir)
+	return err == nil || errors.Is(err, os.ErrNotExist)
 }
 
 // cgroupMounts maps "cgroup2" and each v1 controller to its mount point.

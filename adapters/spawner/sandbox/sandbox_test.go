@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
 		os.Exit(sandbox.Main(os.Args[2:]))
 	}
-	goleak.VerifyTestMain(contract.NoChildrenLeft(m),
+	goleak.VerifyTestMain(contract.NoChildrenLeft(closingShared{m}),
 		// The thread children are forked on lives as long as the process.
 		goleak.IgnoreTopFunction("github.com/shellgate/shellgate/adapters/spawner/internal/proc.spawnThread"))
 }
@@ -38,6 +38,17 @@ var (
 	shared     *sandbox.Sandbox
 	sharedOnce sync.Once
 )
+
+// closingShared removes the shared sandbox's groups once the tests are done.
+type closingShared struct{ m *testing.M }
+
+func (c closingShared) Run() int {
+	code := c.m.Run()
+	if shared != nil {
+		shared.Close()
+	}
+	return code
+}
 
 // machine returns the sandbox of this machine, probed once; a test that
 // needs it fails (it does not skip) where the kernel cannot confine.
@@ -148,7 +159,7 @@ func TestSandboxHidesTheDeniedPaths(t *testing.T) {
 	require.NoError(t, os.WriteFile(secretFile, []byte("SECRET-FILE"), 0o600))
 	sb := sandbox.New(context.Background(), sandbox.Config{Hide: []string{secretDir, secretFile}})
 	require.True(t, sb.Status().Available, sb.Status().Reason)
-	defer sb.Close()
+	t.Cleanup(sb.Close) // after the command's own cleanup has ended its groups
 
 	spec := contract.ShellSpec(`cat "$1/key" "$2" /proc/self/root"$2" 2>&1; ls -A "$1"; echo end`, secretDir, secretFile)
 	spec.Dir = ws
@@ -240,7 +251,7 @@ func TestSandboxRunsAsTheRunAsUserWhoCannotReadTheDaemonsFiles(t *testing.T) {
 	uid, _ := strconv.Atoi(nobody.Uid)
 	sb := sandbox.New(context.Background(), sandbox.Config{RunAs: "nobody"})
 	require.True(t, sb.Status().Available, sb.Status().Reason)
-	defer sb.Close()
+	t.Cleanup(sb.Close) // after the command's own cleanup has ended its groups
 	require.Contains(t, strings.Join(sb.Status().Mechanisms, ", "), "runs as nobody")
 
 	// A file of the daemon's user that no rule hides: only the OS user stops it.
