@@ -140,11 +140,15 @@ func TestDepartedClientsKeepNothingButTheirCursor(t *testing.T) {
 	owner := d.dial(t, ahpclient.DialOptions{})
 	_, _, err := owner.Initialize(ctx, "owner", nil, nil)
 	require.NoError(t, err)
-	// About 190 KB of scrollback: every snapshot of it is that big.
-	rpcErr, err := owner.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/big", Meta: spawn("head -c 190000 /dev/zero | tr '\\0' x; echo; echo big-done; read x", false)})
+	// About 190 KB of scrollback: every snapshot of it is that big. The
+	// output waits for the owner's go: written before it subscribed, it
+	// would be in its snapshot alone, never in the output it waits on.
+	rpcErr, err := owner.CreateTerminal(ctx, ahpclient.CreateParams{Channel: "ahp-terminal:/big", Meta: spawn("read go; head -c 190000 /dev/zero | tr '\\0' x; echo; echo big-done; read x", false)})
 	require.NoError(t, err)
 	require.Nil(t, rpcErr)
 	_, _, err = owner.Subscribe(ctx, "ahp-terminal:/big")
+	require.NoError(t, err)
+	_, err = owner.Dispatch(ctx, "ahp-terminal:/big", ahpclient.InputAction("go\n"))
 	require.NoError(t, err)
 	_, err = owner.WaitOutput(ctx, "ahp-terminal:/big", "big-done")
 	require.NoError(t, err)
