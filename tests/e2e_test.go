@@ -403,23 +403,33 @@ func smallWindow() *http.Client {
 	return &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}}
 }
 
-func TestClientThatStopsReadingPausesItsTerminalAndMissesNothing(t *testing.T) {
-	d := startDaemon(t, "--config", flowConfig(t))
+// pausedFlood starts a flood of n bytes whose only viewer, id, stops
+// reading before it begins, and waits until the terminal has paused for
+// it.
+func pausedFlood(t *testing.T, d *daemon, id string, n int) (*ahpclient.Client, string) {
+	t.Helper()
 	ctx := ctxT(t)
 	c := d.dial(t, ahpclient.DialOptions{HTTPClient: smallWindow()})
-	_, _, err := c.Initialize(ctx, "reader", nil, nil)
+	_, _, err := c.Initialize(ctx, id, nil, nil)
 	require.NoError(t, err)
-	// Several times the bound: without flow control, the client would be
-	// closed long before the end.
-	const n = 6 << 20
 	channel := floodTerminal(t, c, d, n)
 	_, _, err = c.Subscribe(ctx, channel)
 	require.NoError(t, err)
+	c.PauseReading()
 	_, err = c.Dispatch(ctx, channel, ahpclient.InputAction("go\n"))
 	require.NoError(t, err)
-	c.PauseReading()
 	require.Eventually(t, func() bool { return d.metric("shellgate_output_pauses_total") >= 1 }, patience, 20*time.Millisecond,
 		"the terminal stops reading its process while its only viewer reads nothing")
+	return c, channel
+}
+
+func TestClientThatStopsReadingPausesItsTerminalAndMissesNothing(t *testing.T) {
+	d := startDaemon(t, "--config", flowConfig(t))
+	ctx := ctxT(t)
+	// Several times the bound: without flow control, the client would be
+	// closed long before the end.
+	const n = 6 << 20
+	c, channel := pausedFlood(t, d, "reader", n)
 	select {
 	case <-c.Closed():
 		t.Fatal("a client that stopped reading was closed: it should have been waited for")
@@ -439,21 +449,10 @@ func TestClientThatStopsReadingPausesItsTerminalAndMissesNothing(t *testing.T) {
 func TestViewerJoiningAPausedTerminalLetsItGoOn(t *testing.T) {
 	d := startDaemon(t, "--config", flowConfig(t))
 	ctx := ctxT(t)
-	stalled := d.dial(t, ahpclient.DialOptions{HTTPClient: smallWindow()})
-	_, _, err := stalled.Initialize(ctx, "stalled", nil, nil)
-	require.NoError(t, err)
-	const n = 6 << 20
-	channel := floodTerminal(t, stalled, d, n)
-	_, _, err = stalled.Subscribe(ctx, channel)
-	require.NoError(t, err)
-	stalled.PauseReading()
-	_, err = stalled.Dispatch(ctx, channel, ahpclient.InputAction("go\n"))
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return d.metric("shellgate_output_pauses_total") >= 1 }, patience, 20*time.Millisecond,
-		"the terminal stops reading its process while its only viewer reads nothing")
+	stalled, channel := pausedFlood(t, d, "stalled", 6<<20)
 
 	joined := d.dial(t, ahpclient.DialOptions{})
-	_, _, err = joined.Initialize(ctx, "joined", nil, nil)
+	_, _, err := joined.Initialize(ctx, "joined", nil, nil)
 	require.NoError(t, err)
 	_, _, err = joined.Subscribe(ctx, channel)
 	require.NoError(t, err)

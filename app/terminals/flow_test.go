@@ -78,25 +78,9 @@ func TestTerminalWhoseOnlySubscriberStopsReadingIsPausedNotDroppedAndResumes(t *
 	}
 
 	// Reading again: everything arrives, in order, and then the exit.
-	var got strings.Builder
-	for {
-		batch, err := next(ctx, s)
-		require.NoError(t, err, "the subscriber is never dropped")
-		exited := false
-		for _, ev := range batch {
-			switch a := ev.Action.(type) {
-			case terminal.Data:
-				got.WriteString(a.Data)
-			case terminal.Exited:
-				exited = true
-			}
-		}
-		if exited {
-			break
-		}
-	}
-	require.Equal(t, flowBytes, got.Len())
-	require.Equal(t, strings.Repeat("0123456789abcde\n", flowBytes/16), got.String())
+	got := readToExit(ctx, t, s, "the subscriber is never dropped")
+	require.Equal(t, flowBytes, len(got))
+	require.Equal(t, strings.Repeat("0123456789abcde\n", flowBytes/16), got)
 	require.Equal(t, 0, exitOf(t, term).Code)
 }
 
@@ -118,16 +102,7 @@ func TestPausedTerminalGoesOnOnceAViewerThatReadsJoins(t *testing.T) {
 	reader := h.NewSubscriber("reader", 0)
 	defer h.Remove(reader)
 	subscribe(t, host, reader, term.URI())
-	for exited := false; !exited; {
-		batch, err := next(ctx, reader)
-		require.NoError(t, err, "the process went on, to its exit")
-		for _, ev := range batch {
-			_, exited = ev.Action.(terminal.Exited)
-			if exited {
-				break
-			}
-		}
-	}
+	readToExit(ctx, t, reader, "the process went on, to its exit")
 	require.Equal(t, 0, exitOf(t, term).Code)
 	var slow *hub.SlowError
 	require.ErrorAs(t, stalled.Err(), &slow, "the stalled viewer, left behind by a bound, was dropped")
@@ -168,20 +143,8 @@ func TestTerminalAwaitingItsViewerHoldsItsOutputUntilTheFirstSubscribe(t *testin
 	snap := subscribe(t, host, s, term.URI())
 	got := terminal.Text(snap.Terminal.Content)
 	require.Empty(t, got, "the snapshot is taken before the hold ends")
-	var out strings.Builder
-	for exited := false; !exited; {
-		batch, err := next(ctx, s)
-		require.NoError(t, err)
-		for _, ev := range batch {
-			switch a := ev.Action.(type) {
-			case terminal.Data:
-				out.WriteString(a.Data)
-			case terminal.Exited:
-				exited = true
-			}
-		}
-	}
-	require.Equal(t, strings.Repeat("0123456789abcde\n", flowBytes/16), out.String())
+	out := readToExit(ctx, t, s, "the held output, then the exit")
+	require.Equal(t, strings.Repeat("0123456789abcde\n", flowBytes/16), out)
 	require.Equal(t, 0, exitOf(t, term).Code)
 }
 
@@ -207,5 +170,24 @@ func TestKillOrDisposeEndsTheWaitForAViewer(t *testing.T) {
 			require.NoError(t, err, "the exit is announced")
 			require.Zero(t, proc.Unread(), "the output was read to its end")
 		})
+	}
+}
+
+// readToExit reads s's events up to the terminal's exit and returns the
+// output among them; an error on the way fails the test with what.
+func readToExit(ctx context.Context, t *testing.T, s *hub.Subscriber, what string) string {
+	t.Helper()
+	var out strings.Builder
+	for {
+		batch, err := next(ctx, s)
+		require.NoError(t, err, what)
+		for _, ev := range batch {
+			switch a := ev.Action.(type) {
+			case terminal.Data:
+				out.WriteString(a.Data)
+			case terminal.Exited:
+				return out.String()
+			}
+		}
 	}
 }
