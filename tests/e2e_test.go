@@ -351,10 +351,9 @@ func TestLateSubscriberGetsTheScrollbackAndTwoClientsSeeTheSameStream(t *testing
 	}
 }
 
-// floodTerminal starts a daemon whose clients may fall queueBytes behind,
-// and on it a pipe terminal that prints n bytes of "x", then a line with
-// flood-done, once it is sent a line; it returns the daemon and the
-// terminal's channel.
+// floodTerminal creates, through c on d, a pipe terminal that prints n
+// bytes of "x", then a line with flood-done, once it is sent a line; it
+// returns the terminal's channel.
 func floodTerminal(t *testing.T, c *ahpclient.Client, d *daemon, n int) string {
 	t.Helper()
 	const channel = "ahp-terminal:/flood"
